@@ -1,0 +1,82 @@
+#!/bin/bash
+# Build (once) the test kernel and print its build tree on stdout.
+#
+#   scripts/build-kernel.sh           # KFLAVOUR=default
+#   KFLAVOUR=debug scripts/build-kernel.sh
+#
+# The tree is tinyconfig + kconfig/base.config + kconfig/$KFLAVOUR.config,
+# built from Debian's linux-source-6.12 into $MAGLEV_CACHE (default
+# /var/cache/ip_vs_maglev). It holds bzImage, Module.symvers and
+# everything "make -C <tree> M=<dir>" needs. Later runs only print the path.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+KFLAVOUR=${KFLAVOUR:-default}
+JOBS=${JOBS:-$(nproc)}
+
+need_pkgs "${BUILD_PKGS[@]}"
+dir=$(kernel_cache_dir)
+src=$dir/linux-source-6.12
+
+if [ -f "$dir/.built" ]; then
+	echo "$src"
+	exit 0
+fi
+
+mkdir -p "$dir"
+exec 9>"$dir.lock"
+flock 9
+if [ -f "$dir/.built" ]; then
+	echo "$src"
+	exit 0
+fi
+
+if [ ! -f "$dir/.unpacked" ]; then
+	log "unpacking /usr/src/linux-source-6.12.tar.xz into $dir"
+	rm -rf "$src"
+	tar -C "$dir" -xJf /usr/src/linux-source-6.12.tar.xz
+	touch "$dir/.unpacked"
+fi
+
+# check_config FRAG...: every line of the fragments must be in .config.
+check_config() {
+	local line sym bad=0
+	while IFS= read -r line; do
+		case $line in
+		'# CONFIG_'*' is not set')
+			sym=${line#\# }
+			sym=${sym%% *}
+			if grep -q "^$sym=" "$src/.config"; then
+				log "config: wanted '$line', got '$(grep "^$sym=" "$src/.config")'"
+				bad=1
+			fi ;;
+		CONFIG_*)
+			if ! grep -qxF "$line" "$src/.config"; then
+				log "config: wanted '$line', got '$(grep -E "^(# )?${line%%=*}[= ]" "$src/.config" || echo unset)'"
+				bad=1
+			fi ;;
+		esac
+	done < <(cat "$@")
+	return $bad
+}
+
+# shellcheck disable=SC2046
+set -- $(kflavour_frags)
+if [ ! -f "$dir/.configured" ]; then
+	log "configuring ($KFLAVOUR): tinyconfig + ${*#"$TOP/"}"
+	make -C "$src" -s tinyconfig >&2
+	(cd "$src" && ./scripts/kconfig/merge_config.sh -m .config "$@") >/dev/null
+	make -C "$src" -s olddefconfig >&2
+	check_config "$@" || die "kernel config lost options above (missing dependencies in kconfig/?)"
+	touch "$dir/.configured"
+fi
+
+log "building kernel in $src (-j$JOBS, log: $dir/build.log)"
+start=$(date +%s)
+if ! nice make -C "$src" -j"$JOBS" all >"$dir/build.log" 2>&1; then
+	tail -n 40 "$dir/build.log" >&2
+	die "kernel build failed; see $dir/build.log"
+fi
+touch "$dir/.built"
+log "kernel built in $(( $(date +%s) - start ))s"
+echo "$src"

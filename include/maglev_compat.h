@@ -17,6 +17,13 @@
 #include <linux/math64.h>
 #include <linux/string.h>
 #include <linux/bug.h>
+#include <linux/sort.h>
+
+static inline void maglev_sort(void *base, size_t num, size_t size,
+			       int (*cmp)(const void *, const void *))
+{
+	sort(base, num, size, cmp, NULL);
+}
 
 /* x mod m for a 64-bit x and a 32-bit m; plain % is not on every arch. */
 static inline u32 maglev_mod64(u64 x, u32 m)
@@ -35,12 +42,14 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 #include <string.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 
 typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int32_t s32;
+typedef int64_t s64;
 
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -60,9 +69,19 @@ typedef int32_t s32;
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
 #endif
 
+#ifndef U32_MAX
+#define U32_MAX		UINT32_MAX
+#endif
+
 static inline u32 maglev_mod64(u64 x, u32 m)
 {
 	return (u32)(x % m);
+}
+
+static inline void maglev_sort(void *base, size_t num, size_t size,
+			       int (*cmp)(const void *, const void *))
+{
+	qsort(base, num, size, cmp);
 }
 
 #endif /* __KERNEL__ */

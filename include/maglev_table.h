@@ -137,7 +137,7 @@ u64 maglev_digest(const struct maglev_table *t,
 u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_backend *ob, u32 on,
 		 const struct maglev_table *new,
-		 const struct maglev_backend *nb, u32 nn);
+		 const struct maglev_backend *nb, u32 nn, void *work);
 
 /**
  * maglev_slot_of() - slot a key hash falls in

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * maglev_table.c - Maglev lookup table: preference sequences, the
+ * round-robin fill, weights, draining, churn, digest and the key hash.
+ *
+ * The algorithm only.  It compiles unchanged into ip_vs_maglev.ko and into
+ * the userspace tools through maglev_compat.h, and it never allocates: the
+ * caller passes the table and a scratch area.  The specification is in
+ * include/maglev_table.h.
+ */
+#include "maglev_table.h"
+
+#define FNV32_BASIS	2166136261U
+#define FNV32_PRIME	16777619U
+#define GOLDEN64	0x9e3779b97f4a7c15ULL
+#define DIGEST_TAG	0x6d61676c65760001ULL	/* "maglev" v1 */
+
+/*
+ * Once this few slots are left empty, a backend's next slot is found by
+ * computing, for every empty slot, its distance along the backend's
+ * preference sequence instead of walking the sequence (see fill_tail()).
+ * Walking costs about M / empty probes per claim, the shortcut one
+ * multiply and one modulo per empty slot; 128 is near the break-even point
+ * for M = 65537 and harmless for other sizes.
+ */
+#define TAIL_SLOTS	128
+
+/* Per-backend fill state, in the scratch area. */
+struct maglev_cursor {
+	u32 pos;	/* next candidate slot of the preference sequence */
+	u32 skip;
+	u32 inv;	/* skip^-1 mod M, 0 until the tail needs it */
+	u32 turns;
+};
+
+static void set_why(const char **why, const char *reason)
+{
+	if (why)
+		*why = reason;
+}
+
+/**
+ * maglev_is_prime() - primality test for table sizes
+ * @n: number to test
+ *
+ * Trial division; a table size is at most a few million.
+ *
+ * Return: true if @n is prime.
+ */
+bool maglev_is_prime(u32 n)
+{
+	u32 d;
+
+	if (n < 2)
+		return false;
+	if (n < 4)
+		return true;
+	if (!(n % 2) || !(n % 3))
+		return false;
+	for (d = 5; d <= n / d; d += 6)
+		if (!(n % d) || !(n % (d + 2)))
+			return false;
+	return true;
+}
+
+/**
+ * maglev_check_size() - validate a table size
+ * @size: proposed number of slots M
+ * @why: if not NULL, set to a reason on error
+ *
+ * Return: 0 if @size is a prime from %MAGLEV_SIZE_MIN to %MAGLEV_SIZE_MAX,
+ * -EINVAL otherwise.  Sizes are never rounded.
+ */
+int maglev_check_size(u32 size, const char **why)
+{
+	if (size < MAGLEV_SIZE_MIN || size > MAGLEV_SIZE_MAX) {
+		set_why(why, "table size must be between 251 and 5000011");
+		return -EINVAL;
+	}
+	if (!maglev_is_prime(size)) {
+		set_why(why, "table size must be a prime number");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * maglev_table_bytes() - memory needed for a table
+ * @size: number of slots M
+ *
+ * Return: bytes for a &struct maglev_table with @size slots.
+ */
+size_t maglev_table_bytes(u32 size)
+{
+	return sizeof(struct maglev_table) + (size_t)size * sizeof(u16);
+}
+
+static size_t bitmap_bytes(u32 size)
+{
+	return DIV_ROUND_UP((size_t)size, 64) * sizeof(u64);
+}
+
+/**
+ * maglev_work_bytes() - scratch memory needed by maglev_build()
+ * @size: number of slots M
+ * @nr_backends: number of backends N
+ *
+ * The scratch area holds a second table (for draining), an occupancy bitmap,
+ * one cursor per backend and the tail's list of empty slots.  It is also
+ * enough for maglev_churn() against a table of up to @nr_backends backends.
+ *
+ * Return: bytes of scratch memory, suitably aligned for u64.
+ */
+size_t maglev_work_bytes(u32 size, u32 nr_backends)
+{
+	size_t tbl = (maglev_table_bytes(size) + 7) & ~(size_t)7;
+
+	return tbl + bitmap_bytes(size) +
+	       (size_t)nr_backends * sizeof(struct maglev_cursor) +
+	       TAIL_SLOTS * sizeof(u32);
+}
+
+static u32 fnv1a32(u32 h, const void *data, size_t len)
+{
+	const u8 *p = data;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= FNV32_PRIME;
+	}
+	return h;
+}
+
+/**
+ * maglev_h32() - 32-bit FNV-1a
+ * @data: bytes to hash
+ * @len: number of bytes
+ *
+ * Return: FNV-1a of @data (offset basis 2166136261, prime 16777619).
+ */
+u32 maglev_h32(const void *data, size_t len)
+{
+	return fnv1a32(FNV32_BASIS, data, len);
+}
+
+/* murmur3's fmix64: a bijection with full avalanche. */
+static inline u64 mix64(u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline u64 load_le(const u8 *p, size_t n)
+{
+	u64 v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (u64)p[i] << (8 * i);
+	return v;
+}
+
+/**
+ * maglev_hash() - 64-bit key hash used for lookups
+ * @data: key bytes (an IPVS scheduler key is the 4- or 16-byte address in
+ *	network byte order, followed by the 2-byte port in network byte order
+ *	when ports are hashed)
+ * @len: number of key bytes
+ * @seed: 64-bit seed; LB nodes that must agree use the same seed
+ *
+ * h = seed ^ (len * 0x9e3779b97f4a7c15); then for each 8-byte chunk of the
+ * key, read little-endian and zero-padded (one zero chunk for an empty key),
+ * h = fmix64(h ^ chunk).  Every key byte goes through the mixer whole; an
+ * address and a port are never folded or added together.
+ *
+ * Return: the hash.
+ */
+u64 maglev_hash(const void *data, size_t len, u64 seed)
+{
+	const u8 *p = data;
+	u64 h = seed ^ ((u64)len * GOLDEN64);
+	size_t i = 0;
+
+	do {
+		size_t n = len - i < 8 ? len - i : 8;
+
+		h = mix64(h ^ load_le(p + i, n));
+		i += 8;
+	} while (i < len);
+	return h;
+}
+
+static int name_cmp(const struct maglev_backend *a,
+		    const struct maglev_backend *b)
+{
+	u32 n = min(a->name_len, b->name_len);
+	int r = memcmp(a->name, b->name, n);
+
+	if (r)
+		return r;
+	if (a->name_len == b->name_len)
+		return 0;
+	return a->name_len < b->name_len ? -1 : 1;
+}
+
+static int backend_cmp(const void *a, const void *b)
+{
+	return name_cmp(a, b);
+}
+
+static u32 gcd32(u32 a, u32 b)
+{
+	while (b) {
+		u32 t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Turns per round from the weights.  With @drain set, a draining backend
+ * (weight 0, drain_weight > 0) counts with its drain_weight.
+ */
+static void compute_turns(struct maglev_backend *b, u32 n, u32 size,
+			  bool drain)
+{
+	u32 g = 0, pos = 0, s, i;
+	u64 total = 0;
+
+	for (i = 0; i < n; i++) {
+		u32 w = b[i].weight;
+
+		if (!w && drain)
+			w = b[i].drain_weight;
+		b[i].turns = w;
+		if (w) {
+			g = gcd32(g, w);
+			pos++;
+		}
+	}
+	if (!pos)
+		return;
+	for (i = 0; i < n; i++) {
+		b[i].turns /= g;
+		total += b[i].turns;
+	}
+	if (total <= size)
+		return;
+	/*
+	 * One round would not fit in the table: divide every backend's turns
+	 * by s = ceil(total / (M - P)), rounding down but keeping at least one
+	 * turn.  Then sum(turns) <= total / s + P <= M, so every backend with
+	 * a weight still gets slots and the shares stay as close to the
+	 * weights as a table of M slots allows.
+	 */
+	if (size <= pos) {
+		for (i = 0; i < n; i++)
+			if (b[i].turns)
+				b[i].turns = 1;
+		return;
+	}
+	s = (u32)((total + (size - pos) - 1) / (size - pos));
+	for (i = 0; i < n; i++)
+		if (b[i].turns)
+			b[i].turns = max(b[i].turns / s, 1U);
+}
+
+/**
+ * maglev_prepare() - validate and sort backends, derive offset/skip/turns
+ * @b: backends; sorted in place by name
+ * @n: number of backends
+ * @size: table size M
+ * @why: if not NULL, set to a reason on error
+ *
+ * Turns are those of the primary fill: a draining backend counts with its
+ * drain_weight.
+ *
+ * Return: 0, or -EINVAL (bad size, name or weight), -E2BIG (more backends
+ * than slots or than %MAGLEV_MAX_BACKENDS), -EEXIST (duplicate name).
+ */
+int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
+		   const char **why)
+{
+	u32 i;
+	int err;
+
+	err = maglev_check_size(size, why);
+	if (err)
+		return err;
+	if (n > MAGLEV_MAX_BACKENDS) {
+		set_why(why, "too many backends (at most 65535)");
+		return -E2BIG;
+	}
+	if (n > size) {
+		set_why(why, "more backends than table slots");
+		return -E2BIG;
+	}
+	for (i = 0; i < n; i++) {
+		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX) {
+			set_why(why, "backend name must be 1 to 64 bytes");
+			return -EINVAL;
+		}
+		if (b[i].weight > MAGLEV_WEIGHT_MAX ||
+		    b[i].drain_weight > MAGLEV_WEIGHT_MAX) {
+			set_why(why, "backend weight must be 0 to 65535");
+			return -EINVAL;
+		}
+	}
+
+	maglev_sort(b, n, sizeof(*b), backend_cmp);
+
+	for (i = 0; i < n; i++) {
+		u32 h = fnv1a32(FNV32_BASIS, b[i].name, b[i].name_len);
+
+		if (i && !name_cmp(&b[i - 1], &b[i])) {
+			set_why(why, "duplicate backend name");
+			return -EEXIST;
+		}
+		b[i].offset = fnv1a32(h, "|offset", 7) % size;
+		b[i].skip = fnv1a32(h, "|skip", 5) % (size - 1) + 1;
+		b[i].slots = 0;
+	}
+	compute_turns(b, n, size, true);
+	return 0;
+}
+
+static inline bool test_bit64(const u64 *bm, u32 bit)
+{
+	return bm[bit / 64] >> (bit % 64) & 1;
+}
+
+static inline void set_bit64(u64 *bm, u32 bit)
+{
+	bm[bit / 64] |= 1ULL << (bit % 64);
+}
+
+/* skip^-1 mod size, for a prime size and 0 < skip < size. */
+static u32 inverse_mod(u32 skip, u32 size)
+{
+	s64 t = 0, nt = 1;
+	u32 r = size, nr = skip;
+
+	while (nr) {
+		u32 q = r / nr, tmp = r - q * nr;
+		s64 tt = t - (s64)q * nt;
+
+		t = nt;
+		nt = tt;
+		r = nr;
+		nr = tmp;
+	}
+	if (t < 0)
+		t += size;
+	return (u32)t;
+}
+
+/*
+ * The tail of the fill.  Every slot a backend's walk has passed is owned
+ * and stays owned, so its next slot is the empty slot e nearest along its
+ * sequence, the one with the smallest (e - pos) * skip^-1 mod M.  This picks
+ * exactly the slot the walk would reach, without the walk.
+ */
+static u32 fill_tail(struct maglev_cursor *c, u32 *empty, u32 nr_empty,
+		     u32 size)
+{
+	u32 best = 0, best_d = U32_MAX, i, e;
+
+	if (!c->inv)
+		c->inv = inverse_mod(c->skip, size);
+	for (i = 0; i < nr_empty; i++) {
+		u32 delta = empty[i] >= c->pos ? empty[i] - c->pos :
+			    empty[i] + size - c->pos;
+		u32 d = maglev_mod64((u64)delta * c->inv, size);
+
+		if (d < best_d) {
+			best_d = d;
+			best = i;
+		}
+	}
+	e = empty[best];
+	empty[best] = empty[nr_empty - 1];
+	return e;
+}
+
+static u32 collect_empty(const u64 *bm, u32 size, u32 *empty)
+{
+	u32 s, k = 0;
+
+	for (s = 0; s < size; s++)
+		if (!test_bit64(bm, s))
+			empty[k++] = s;
+	return k;
+}
+
+/**
+ * maglev_fill() - the Maglev round-robin fill
+ * @t: table to fill, maglev_table_bytes(@size) bytes
+ * @size: table size M, a prime
+ * @b: backends in name order, with offset, skip and turns set
+ * @n: number of backends
+ * @work: scratch area of maglev_work_bytes(@size, @n) bytes
+ * @st: if not NULL, the number of probes is added to it
+ *
+ * Round after round, each backend in array order takes its turns; on each
+ * turn it claims the first empty slot of its preference sequence from where
+ * it stopped.  This is the normative fill of seed 000 (with turns), made
+ * faster with an occupancy bitmap and an exact shortcut for the last empty
+ * slots; the result is identical to the plain fill.  Sets @t's size,
+ * nr_backends, nr_filled and slots; not the digest.  With no turns at all
+ * the table is empty (every slot %MAGLEV_NONE).
+ */
+void maglev_fill(struct maglev_table *t, u32 size,
+		 const struct maglev_backend *b, u32 n, void *work,
+		 struct maglev_stats *st)
+{
+	size_t tbl = (maglev_table_bytes(size) + 7) & ~(size_t)7;
+	u64 *bm = (u64 *)((u8 *)work + tbl);
+	struct maglev_cursor *cur = (void *)((u8 *)bm + bitmap_bytes(size));
+	u32 *empty = (u32 *)(cur + n);
+	u32 left = size, nr_empty = 0, i, k;
+	bool any = false, bad = false, tail = false;
+	u64 probes = 0;
+
+	t->size = size;
+	t->nr_backends = n;
+	t->nr_filled = 0;
+	t->reserved = 0;
+	t->digest = 0;
+	memset(bm, 0, bitmap_bytes(size));
+	for (i = 0; i < n; i++) {
+		cur[i].pos = b[i].offset;
+		cur[i].skip = b[i].skip;
+		cur[i].inv = 0;
+		cur[i].turns = b[i].turns;
+		if (b[i].turns)
+			any = true;
+		if (b[i].offset >= size || !b[i].skip || b[i].skip >= size)
+			bad = true;
+	}
+	/* A composite size or a bad stride would leave slots unreachable. */
+	if (WARN_ON_ONCE(bad || !maglev_is_prime(size)))
+		any = false;
+	if (!any) {
+		memset(t->slot, 0xff, (size_t)size * sizeof(u16));
+		return;
+	}
+
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			struct maglev_cursor *c = &cur[i];
+
+			for (k = 0; k < c->turns; k++) {
+				u32 pos = c->pos;
+
+				if (likely(!tail)) {
+					while (test_bit64(bm, pos)) {
+						pos += c->skip;
+						if (pos >= size)
+							pos -= size;
+						probes++;
+					}
+					probes++;
+				} else {
+					pos = fill_tail(c, empty, nr_empty--,
+							size);
+					probes += nr_empty + 1;
+				}
+				set_bit64(bm, pos);
+				t->slot[pos] = (u16)i;
+				pos += c->skip;
+				c->pos = pos >= size ? pos - size : pos;
+				if (!--left)
+					goto done;
+				if (!tail && left <= TAIL_SLOTS) {
+					nr_empty = collect_empty(bm, size,
+								 empty);
+					tail = true;
+				}
+			}
+		}
+	}
+done:
+	t->nr_filled = size;
+	if (st) {
+		st->probes += probes;
+		st->fills++;
+	}
+}
+
+/**
+ * maglev_digest() - 64-bit digest of a table
+ * @t: table
+ * @b: its backends, in name order
+ * @n: number of backends
+ *
+ * Computed as described in include/maglev_table.h, so that the kernel and
+ * maglev-sim print the same value for the same backend set.
+ *
+ * Return: the digest.
+ */
+u64 maglev_digest(const struct maglev_table *t,
+		  const struct maglev_backend *b, u32 n)
+{
+	u64 d = mix64(DIGEST_TAG ^ t->size);
+	u32 i, s;
+
+	d = mix64(d ^ n);
+	for (i = 0; i < n; i++)
+		d = maglev_hash(b[i].name, b[i].name_len, d);
+	for (s = 0; s < t->size; s += 4) {
+		u64 w = 0;
+		u32 j;
+
+		for (j = 0; j < 4; j++) {
+			u64 v = s + j < t->size ? t->slot[s + j] : 0xffff;
+
+			w |= v << (16 * j);
+		}
+		d = mix64(d ^ w);
+	}
+	return d;
+}
+
+static bool is_draining(const struct maglev_backend *b)
+{
+	return !b->weight && b->drain_weight;
+}
+
+/**
+ * maglev_build() - build a complete table from a set of backends
+ * @t: table to build, maglev_table_bytes(@size) bytes
+ * @size: table size M
+ * @b: backends in any order; sorted in place by name, and offset, skip,
+ *	turns and slots are set
+ * @n: number of backends, 0 for an empty table
+ * @work: scratch area of maglev_work_bytes(@size, @n) bytes
+ * @st: if not NULL, fill statistics are added to it
+ * @why: if not NULL, set to a reason on error
+ *
+ * When a backend is draining, a second fill without the draining backends
+ * decides who takes over each of their slots.
+ *
+ * Return: 0 on success; on error a negative errno from maglev_prepare(),
+ * and @t is left untouched.
+ */
+int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
+		 u32 n, void *work, struct maglev_stats *st, const char **why)
+{
+	bool drain = false;
+	u32 i, s;
+	int err;
+
+	err = maglev_prepare(b, n, size, why);
+	if (err)
+		return err;
+
+	maglev_fill(t, size, b, n, work, st);
+
+	for (i = 0; i < n; i++)
+		if (is_draining(&b[i]))
+			drain = true;
+	if (drain && t->nr_filled) {
+		struct maglev_table *alt = work;
+		u32 filled = 0;
+
+		compute_turns(b, n, size, false);
+		maglev_fill(alt, size, b, n, work, st);
+		for (s = 0; s < size; s++) {
+			u16 o = t->slot[s];
+
+			if (is_draining(&b[o]))
+				t->slot[s] = alt->slot[s];
+			if (t->slot[s] != MAGLEV_NONE)
+				filled++;
+		}
+		t->nr_filled = filled;
+		compute_turns(b, n, size, true);
+	}
+
+	for (s = 0; s < size; s++)
+		if (t->slot[s] != MAGLEV_NONE)
+			b[t->slot[s]].slots++;
+	t->digest = maglev_digest(t, b, n);
+	return 0;
+}
+
+/**
+ * maglev_churn() - slots whose owner changed between two builds
+ * @old: previous table, or NULL
+ * @ob: its backends in name order
+ * @on: number of @ob
+ * @new: new table
+ * @nb: its backends in name order
+ * @nn: number of @nb
+ * @work: scratch area of at least maglev_work_bytes(@new->size, @on) bytes
+ *
+ * Owners are compared by name, not by index.  Without a previous table, or
+ * with a different table size, every owned slot of @new counts as changed.
+ *
+ * Return: number of slots whose owner changed (a slot that gained or lost
+ * its owner counts).
+ */
+u32 maglev_churn(const struct maglev_table *old,
+		 const struct maglev_backend *ob, u32 on,
+		 const struct maglev_table *new,
+		 const struct maglev_backend *nb, u32 nn, void *work)
+{
+	u16 *map = work;
+	u32 i, j = 0, s, churn = 0;
+
+	if (!old || old->size != new->size)
+		return new->nr_filled;
+
+	/* Both lists are sorted: map old indices to new ones in one pass. */
+	for (i = 0; i < on; i++) {
+		int r = 1;
+
+		while (j < nn && (r = name_cmp(&nb[j], &ob[i])) < 0)
+			j++;
+		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
+	}
+	for (s = 0; s < new->size; s++) {
+		u16 o = old->slot[s];
+
+		if (o != MAGLEV_NONE)
+			o = map[o];
+		if (o != new->slot[s])
+			churn++;
+	}
+	return churn;
+}

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * maglev-sim - userspace planner for ip_vs_maglev tables.
+ *
+ * Reads commands from standard input, one per line, keeps a backend set,
+ * rebuilds the table with the same maglev_table.c the kernel module uses
+ * after every change, and answers questions about it.  "maglev-sim --help"
+ * describes the protocol.
+ *
+ * A line that fails prints "error: line N: why" on standard error and
+ * changes nothing: the previous table keeps serving, as in the kernel.  The
+ * exit status is 1 if any line failed.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "maglev_table.h"
+
+#define SIM_MAX_ARGS	4	/* more words than any command takes */
+
+static const char sim_help[] =
+"usage: maglev-sim [--help] < commands\n"
+"\n"
+"Plans IPVS maglev tables: reads commands from standard input, one per line,\n"
+"rebuilds the table with the kernel module's own maglev_table.c after each\n"
+"change of the backend set, and prints answers on standard output.\n"
+"\n"
+"Backend set (each change rebuilds the table):\n"
+"  ADD_NODE <name> [weight]  add a backend; weight 0..65535, default 1\n"
+"  REMOVE_NODE <name>        remove a backend\n"
+"  WEIGHT <name> <weight>    change a weight.  Going from a positive weight\n"
+"                            to 0 drains the backend as the kernel does: its\n"
+"                            last positive weight becomes its drain weight,\n"
+"                            only its own slots move, and restoring that\n"
+"                            weight gives back the previous table exactly.\n"
+"                            A backend added with weight 0 does not drain;\n"
+"                            a positive weight ends draining.\n"
+"  REBUILD                   rebuild with the current set (applies SIZE)\n"
+"\n"
+"Parameters (like the module parameters table_size and hash_seed):\n"
+"  SIZE <M>                  table size, a prime in 251..5000011 (default\n"
+"                            65537).  Like table_size, it takes effect at the\n"
+"                            next rebuild, not at once.\n"
+"  SEED <u64>                hash seed of LOOKUP and LOOKUP_ADDR (default 0;\n"
+"                            decimal or 0x hex).  Takes effect at once.\n"
+"\n"
+"Questions (about the table currently serving):\n"
+"  CHURN                     slots whose owner changed in the last rebuild\n"
+"                            (all owned slots if it changed the size)\n"
+"  OWNER <slot>              owner of a slot, 0..M-1\n"
+"  LOOKUP <key>              owner of a text key: maglev_hash over its bytes\n"
+"  LOOKUP_ADDR <addr>        owner of an address, hashed as the scheduler\n"
+"                            does: the 4- or 16-byte address in network\n"
+"                            order, then the 2-byte port in network order\n"
+"                            only if one is given.  Forms: 10.0.0.1,\n"
+"                            10.0.0.1:80, 2001:db8::1, [2001:db8::1],\n"
+"                            [2001:db8::1]:80\n"
+"  COUNTS                    \"<name> <slots>\" per backend, in name order,\n"
+"                            weight 0 included\n"
+"  DIGEST                    table digest, 16 lowercase hex digits\n"
+"  SHOW                      \"<name> weight=W drain=D turns=T slots=S\" per\n"
+"                            backend, in name order\n"
+"  STATS                     table size, pending size, seed, backends,\n"
+"                            filled slots, fills and probes of the last build\n"
+"\n"
+"OWNER, LOOKUP and LOOKUP_ADDR print \"-\" when the table is empty (no\n"
+"backend with a positive or draining weight).  Names are 1..64 bytes\n"
+"without whitespace; backends are ordered by the bytes of their names.\n"
+"Commands are case-insensitive; blank lines and lines starting with '#'\n"
+"are ignored.\n"
+"\n"
+"A bad line prints \"error: line N: why\" on standard error and changes\n"
+"nothing; the exit status is then 1.\n";
+
+struct sim {
+	/* the backend set, sorted by name; only the input fields are used */
+	struct maglev_backend *node;
+	u32 nr_node;
+
+	u32 next_size;		/* table size of the next rebuild */
+	u64 seed;
+
+	/* the table serving now, with its backends in name order */
+	struct maglev_table *cur;
+	struct maglev_backend *cur_b;
+	u32 cur_n;
+	struct maglev_stats cur_st;
+	u32 churn;
+
+	char why[160];
+};
+
+static int sim_fail(struct sim *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int sim_fail(struct sim *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Byte order of names: memcmp, a shorter name first when it is a prefix. */
+static int name_cmp(const char *a, u32 alen, const char *b, u32 blen)
+{
+	int r = memcmp(a, b, min(alen, blen));
+
+	if (r)
+		return r;
+	return alen < blen ? -1 : alen > blen;
+}
+
+/*
+ * Index of @name in the sorted set, or -(insertion point) - 1 if it is not
+ * there.
+ */
+static long sim_find(const struct sim *s, const char *name, u32 len)
+{
+	u32 lo = 0, hi = s->nr_node;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		int r = name_cmp(s->node[mid].name, s->node[mid].name_len,
+				 name, len);
+
+		if (!r)
+			return mid;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+static int parse_u32(struct sim *s, const char *str, u32 max,
+		     const char *what, u32 *out)
+{
+	u64 v = 0;
+	const char *p;
+
+	if (!*str)
+		return sim_fail(s, "bad %s ''", what);
+	for (p = str; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return sim_fail(s, "bad %s '%s'", what, str);
+		v = v * 10 + (u64)(*p - '0');
+		if (v > max)
+			return sim_fail(s, "%s '%s' out of range 0..%u",
+					what, str, max);
+	}
+	*out = (u32)v;
+	return 0;
+}
+
+static int parse_u64(struct sim *s, const char *str, u64 *out)
+{
+	unsigned int base = 10, d;
+	const char *p = str;
+	u64 v = 0;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	if (!*p)
+		return sim_fail(s, "bad number '%s'", str);
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			return sim_fail(s, "bad number '%s'", str);
+		if (v > (UINT64_MAX - d) / base)
+			return sim_fail(s, "number '%s' out of range", str);
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Length of a backend name, or 0 if it is too long. */
+static u32 parse_name(struct sim *s, const char *str)
+{
+	size_t len = strlen(str);
+
+	if (len > MAGLEV_NAME_MAX) {
+		sim_fail(s, "name longer than %d bytes", MAGLEV_NAME_MAX);
+		return 0;
+	}
+	return (u32)len;
+}
+
+/*
+ * Build a table of size @s->next_size from @node (@n backends in name
+ * order) and make it the one serving.  On failure nothing changes.
+ */
+static int sim_rebuild(struct sim *s, const struct maglev_backend *node,
+		       u32 n)
+{
+	u32 size = s->next_size;
+	struct maglev_stats st = { 0 };
+	struct maglev_table *t;
+	struct maglev_backend *b;
+	const char *why = NULL;
+	void *work;
+	u32 i;
+	int ret;
+
+	/* the scratch area serves the build and maglev_churn() */
+	t = malloc(maglev_table_bytes(size));
+	work = malloc(maglev_work_bytes(size, max(n, s->cur_n)));
+	b = calloc(n ? n : 1, sizeof(*b));
+	if (!t || !work || !b) {
+		ret = sim_fail(s, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(b[i].name, node[i].name, node[i].name_len);
+		b[i].name_len = node[i].name_len;
+		b[i].weight = node[i].weight;
+		b[i].drain_weight = node[i].drain_weight;
+	}
+
+	ret = maglev_build(t, size, b, n, work, &st, &why);
+	if (ret) {
+		ret = sim_fail(s, "%s", why ? why : "table build failed");
+		goto out;
+	}
+
+	s->churn = s->cur ? maglev_churn(s->cur, s->cur_b, s->cur_n,
+					 t, b, n, work) : 0;
+	free(s->cur);
+	free(s->cur_b);
+	s->cur = t;
+	s->cur_b = b;
+	s->cur_n = n;
+	s->cur_st = st;
+	t = NULL;
+	b = NULL;
+out:
+	free(work);
+	free(t);
+	free(b);
+	return ret;
+}
+
+/*
+ * Commit a new backend set: rebuild from @node and, if that worked, make it
+ * the set.  @node is the caller's allocation; it is freed on failure.
+ */
+static int sim_commit(struct sim *s, struct maglev_backend *node, u32 n)
+{
+	if (sim_rebuild(s, node, n)) {
+		free(node);
+		return -1;
+	}
+	free(s->node);
+	s->node = node;
+	s->nr_node = n;
+	return 0;
+}
+
+/* A copy of the set with room for @extra more backends. */
+static struct maglev_backend *sim_copy_set(struct sim *s, u32 extra)
+{
+	struct maglev_backend *node;
+	u32 n = s->nr_node + extra;
+
+	node = calloc(n ? n : 1, sizeof(*node));
+	if (!node) {
+		sim_fail(s, "out of memory");
+		return NULL;
+	}
+	if (s->nr_node)
+		memcpy(node, s->node, s->nr_node * sizeof(*node));
+	return node;
+}
+
+static int cmd_add_node(struct sim *s, int argc, char **argv)
+{
+	struct maglev_backend *node;
+	u32 len, weight = 1, at;
+	long idx;
+
+	len = parse_name(s, argv[1]);
+	if (!len)
+		return -1;
+	if (argc > 2 && parse_u32(s, argv[2], MAGLEV_WEIGHT_MAX, "weight",
+				  &weight))
+		return -1;
+	idx = sim_find(s, argv[1], len);
+	if (idx >= 0)
+		return sim_fail(s, "backend '%s' already exists", argv[1]);
+	if (s->nr_node >= MAGLEV_MAX_BACKENDS)
+		return sim_fail(s, "more than %d backends",
+				MAGLEV_MAX_BACKENDS);
+
+	node = sim_copy_set(s, 1);
+	if (!node)
+		return -1;
+	at = (u32)(-idx - 1);
+	memmove(&node[at + 1], &node[at], (s->nr_node - at) * sizeof(*node));
+	memset(&node[at], 0, sizeof(*node));
+	memcpy(node[at].name, argv[1], len);
+	node[at].name_len = len;
+	node[at].weight = weight;
+	return sim_commit(s, node, s->nr_node + 1);
+}
+
+static int cmd_remove_node(struct sim *s, int argc, char **argv)
+{
+	struct maglev_backend *node;
+	u32 len, at;
+	long idx;
+
+	(void)argc;
+	len = parse_name(s, argv[1]);
+	if (!len)
+		return -1;
+	idx = sim_find(s, argv[1], len);
+	if (idx < 0)
+		return sim_fail(s, "no backend '%s'", argv[1]);
+
+	node = sim_copy_set(s, 0);
+	if (!node)
+		return -1;
+	at = (u32)idx;
+	memmove(&node[at], &node[at + 1],
+		(s->nr_node - at - 1) * sizeof(*node));
+	return sim_commit(s, node, s->nr_node - 1);
+}
+
+static int cmd_weight(struct sim *s, int argc, char **argv)
+{
+	struct maglev_backend *node, *b;
+	u32 len, weight;
+	long idx;
+
+	(void)argc;
+	len = parse_name(s, argv[1]);
+	if (!len)
+		return -1;
+	if (parse_u32(s, argv[2], MAGLEV_WEIGHT_MAX, "weight", &weight))
+		return -1;
+	idx = sim_find(s, argv[1], len);
+	if (idx < 0)
+		return sim_fail(s, "no backend '%s'", argv[1]);
+
+	node = sim_copy_set(s, 0);
+	if (!node)
+		return -1;
+	b = &node[idx];
+	if (weight) {
+		b->drain_weight = 0;
+	} else if (b->weight) {
+		/* drain: remember the weight whose slots are handed over */
+		b->drain_weight = b->weight;
+	}
+	b->weight = weight;
+	return sim_commit(s, node, s->nr_node);
+}
+
+static int cmd_rebuild(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return sim_rebuild(s, s->node, s->nr_node);
+}
+
+static int cmd_size(struct sim *s, int argc, char **argv)
+{
+	const char *why = NULL;
+	u32 size;
+
+	(void)argc;
+	if (parse_u32(s, argv[1], UINT32_MAX, "size", &size))
+		return -1;
+	if (maglev_check_size(size, &why))
+		return sim_fail(s, "size %u: %s", size,
+				why ? why : "not a valid table size");
+	s->next_size = size;
+	return 0;
+}
+
+static int cmd_seed(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	return parse_u64(s, argv[1], &s->seed);
+}
+
+static int cmd_churn(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("%u\n", s->churn);
+	return 0;
+}
+
+static void print_owner(const struct sim *s, u32 idx)
+{
+	const struct maglev_backend *b;
+
+	if (idx == MAGLEV_NONE || idx >= s->cur_n) {
+		puts("-");
+		return;
+	}
+	b = &s->cur_b[idx];
+	printf("%.*s\n", (int)b->name_len, b->name);
+}
+
+static int cmd_owner(struct sim *s, int argc, char **argv)
+{
+	u32 slot;
+
+	(void)argc;
+	if (parse_u32(s, argv[1], UINT32_MAX, "slot", &slot))
+		return -1;
+	if (slot >= s->cur->size)
+		return sim_fail(s, "slot %u out of range 0..%u", slot,
+				s->cur->size - 1);
+	print_owner(s, s->cur->slot[slot]);
+	return 0;
+}
+
+static int cmd_lookup(struct sim *s, int argc, char **argv)
+{
+	u64 h;
+
+	(void)argc;
+	h = maglev_hash(argv[1], strlen(argv[1]), s->seed);
+	print_owner(s, maglev_lookup(s->cur, h));
+	return 0;
+}
+
+/*
+ * Parse "a.b.c.d", "a.b.c.d:port", "v6", "[v6]" or "[v6]:port" into the key
+ * bytes the scheduler hashes.  Return the key length, or -1.
+ */
+static int parse_addr(struct sim *s, const char *str, u8 *key)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *port = NULL, *colon;
+	u32 alen, p;
+	int af;
+
+	if (strlen(str) >= sizeof(buf))
+		return sim_fail(s, "bad address '%s'", str);
+	if (str[0] == '[') {
+		const char *end = strchr(str, ']');
+
+		if (!end)
+			return sim_fail(s, "bad address '%s': no ']'", str);
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1])
+			return sim_fail(s, "bad address '%s'", str);
+		memcpy(buf, str + 1, end - str - 1);
+		buf[end - str - 1] = '\0';
+		af = AF_INET6;
+		alen = 16;
+	} else {
+		colon = strchr(str, ':');
+		if (colon && strchr(colon + 1, ':')) {
+			/* two colons or more: IPv6, which cannot carry a port */
+			strcpy(buf, str);
+			af = AF_INET6;
+			alen = 16;
+		} else {
+			strcpy(buf, str);
+			if (colon) {
+				buf[colon - str] = '\0';
+				port = colon + 1;
+			}
+			af = AF_INET;
+			alen = 4;
+		}
+	}
+	if (inet_pton(af, buf, key) != 1)
+		return sim_fail(s, "bad %s address '%s'",
+				af == AF_INET ? "IPv4" : "IPv6", buf);
+	if (!port)
+		return (int)alen;
+	if (parse_u32(s, port, 65535, "port", &p))
+		return -1;
+	key[alen] = (u8)(p >> 8);
+	key[alen + 1] = (u8)p;
+	return (int)alen + 2;
+}
+
+static int cmd_lookup_addr(struct sim *s, int argc, char **argv)
+{
+	u8 key[18];
+	int len;
+
+	(void)argc;
+	len = parse_addr(s, argv[1], key);
+	if (len < 0)
+		return -1;
+	print_owner(s, maglev_lookup(s->cur, maglev_hash(key, len, s->seed)));
+	return 0;
+}
+
+static int cmd_counts(struct sim *s, int argc, char **argv)
+{
+	const struct maglev_backend *b;
+	u32 i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; i < s->cur_n; i++) {
+		b = &s->cur_b[i];
+		printf("%.*s %u\n", (int)b->name_len, b->name, b->slots);
+	}
+	return 0;
+}
+
+static int cmd_digest(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("%016" PRIx64 "\n", s->cur->digest);
+	return 0;
+}
+
+static int cmd_show(struct sim *s, int argc, char **argv)
+{
+	const struct maglev_backend *b;
+	u32 i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; i < s->cur_n; i++) {
+		b = &s->cur_b[i];
+		printf("%.*s weight=%u drain=%u turns=%u slots=%u\n",
+		       (int)b->name_len, b->name, b->weight, b->drain_weight,
+		       b->turns, b->slots);
+	}
+	return 0;
+}
+
+static int cmd_stats(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("size=%u next_size=%u seed=%" PRIu64
+	       " backends=%u filled=%u fills=%u probes=%" PRIu64 "\n",
+	       s->cur->size, s->next_size, s->seed, s->cur_n,
+	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes);
+	return 0;
+}
+
+struct sim_cmd {
+	const char *name;
+	int min_args;		/* words after the command */
+	int max_args;
+	int (*fn)(struct sim *s, int argc, char **argv);
+};
+
+static const struct sim_cmd sim_cmds[] = {
+	{ "ADD_NODE",		1, 2, cmd_add_node },
+	{ "REMOVE_NODE",	1, 1, cmd_remove_node },
+	{ "WEIGHT",		2, 2, cmd_weight },
+	{ "REBUILD",		0, 0, cmd_rebuild },
+	{ "SIZE",		1, 1, cmd_size },
+	{ "SEED",		1, 1, cmd_seed },
+	{ "CHURN",		0, 0, cmd_churn },
+	{ "OWNER",		1, 1, cmd_owner },
+	{ "LOOKUP",		1, 1, cmd_lookup },
+	{ "LOOKUP_ADDR",	1, 1, cmd_lookup_addr },
+	{ "COUNTS",		0, 0, cmd_counts },
+	{ "DIGEST",		0, 0, cmd_digest },
+	{ "SHOW",		0, 0, cmd_show },
+	{ "STATS",		0, 0, cmd_stats },
+};
+
+/* Run one line; 0 if it worked or was blank, -1 with s->why set if not. */
+static int sim_line(struct sim *s, char *line)
+{
+	static const char ws[] = " \t\r\n\v\f";
+	char *argv[SIM_MAX_ARGS + 1], *save = NULL, *w;
+	const struct sim_cmd *c = NULL;
+	int argc = 0;
+	size_t i;
+
+	line += strspn(line, ws);
+	if (!*line || *line == '#')
+		return 0;
+	for (w = strtok_r(line, ws, &save); w; w = strtok_r(NULL, ws, &save)) {
+		if (argc == SIM_MAX_ARGS)
+			return sim_fail(s, "too many arguments");
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+
+	for (i = 0; i < sizeof(sim_cmds) / sizeof(sim_cmds[0]); i++) {
+		if (!strcasecmp(argv[0], sim_cmds[i].name)) {
+			c = &sim_cmds[i];
+			break;
+		}
+	}
+	if (!c)
+		return sim_fail(s, "unknown command '%s'", argv[0]);
+	if (argc - 1 < c->min_args)
+		return sim_fail(s, "%s: missing argument", c->name);
+	if (argc - 1 > c->max_args)
+		return sim_fail(s, "%s: too many arguments", c->name);
+	return c->fn(s, argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	struct sim s = { .next_size = MAGLEV_SIZE_DEFAULT };
+	unsigned long lineno = 0;
+	size_t cap = 0;
+	char *line = NULL;
+	ssize_t len;
+	int failed = 0;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") ||
+			  !strcmp(argv[1], "-h"))) {
+		fputs(sim_help, stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "maglev-sim: unknown argument '%s'\n%s",
+			argv[1], sim_help);
+		return 2;
+	}
+
+	/* start with an empty table, so that every question has an answer */
+	if (sim_rebuild(&s, NULL, 0)) {
+		fprintf(stderr, "maglev-sim: %s\n", s.why);
+		return 2;
+	}
+
+	while ((len = getline(&line, &cap, stdin)) >= 0) {
+		lineno++;
+		if (strlen(line) != (size_t)len)
+			sim_fail(&s, "NUL byte in line");
+		else if (!sim_line(&s, line))
+			continue;
+		/* keep stdout and stderr in order when they share a file */
+		fflush(stdout);
+		fprintf(stderr, "error: line %lu: %s\n", lineno, s.why);
+		failed = 1;
+	}
+	free(line);
+	free(s.node);
+	free(s.cur);
+	free(s.cur_b);
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("maglev-sim: stdout");
+		return 2;
+	}
+	return failed;
+}

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of maglev_table.c, built with -Werror and ASan + UBSan.
+ * Prints "ok"/"not ok" per test and ends with "N passed, N failed".
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "maglev_table.h"
+#include "maglev_ref.h"
+
+static unsigned int passed, failed;
+static const char *cur_test;
+static bool cur_ok;
+
+static void check(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cond)
+		return;
+	cur_ok = false;
+	fprintf(stderr, "  %s: ", cur_test);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void run(const char *name, void (*fn)(void))
+{
+	cur_test = name;
+	cur_ok = true;
+	fn();
+	printf("%s - %s\n", cur_ok ? "ok" : "not ok", name);
+	if (cur_ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* Deterministic PRNG (xorshift64*), so failures reproduce. */
+static u64 rng_state = 0x2545f4914f6cdd1dULL;
+
+static u64 rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p) {
+		perror("malloc");
+		exit(2);
+	}
+	return p;
+}
+
+struct set {
+	struct maglev_backend *b;
+	u32 n;
+	u32 size;
+	struct maglev_table *t;
+	void *work;
+};
+
+static void set_init(struct set *s, u32 size, u32 n)
+{
+	s->b = calloc(n ? n : 1, sizeof(*s->b));
+	s->n = n;
+	s->size = size;
+	s->t = xmalloc(maglev_table_bytes(size));
+	s->work = xmalloc(maglev_work_bytes(size, n + 8));
+	if (!s->b)
+		exit(2);
+}
+
+static void set_free(struct set *s)
+{
+	free(s->b);
+	free(s->t);
+	free(s->work);
+}
+
+static void name_ip(struct maglev_backend *b, u32 i)
+{
+	b->name_len = snprintf(b->name, sizeof(b->name), "10.%u.%u.%u:80",
+			       i >> 16 & 255, i >> 8 & 255, i & 255);
+}
+
+static int build(struct set *s)
+{
+	const char *why = NULL;
+
+	return maglev_build(s->t, s->size, s->b, s->n, s->work, NULL, &why);
+}
+
+static void shuffle(struct maglev_backend *b, u32 n)
+{
+	u32 i;
+
+	for (i = n; i > 1; i--) {
+		u32 j = rnd() % i;
+		struct maglev_backend tmp = b[i - 1];
+
+		b[i - 1] = b[j];
+		b[j] = tmp;
+	}
+}
+
+/* The three worked M = 7 examples of the seed documents. */
+static void worked_example(const char *names, const u32 *off,
+			   const u32 *skip, const char *want)
+{
+	struct maglev_backend b[3] = { 0 };
+	struct set s;
+	char got[8];
+	u32 i;
+
+	set_init(&s, 7, 3);
+	for (i = 0; i < 3; i++) {
+		b[i].name[0] = names[i];
+		b[i].name_len = 1;
+		b[i].offset = off[i];
+		b[i].skip = skip[i];
+		b[i].turns = 1;
+	}
+	maglev_fill(s.t, 7, b, 3, s.work, NULL);
+	for (i = 0; i < 7; i++)
+		got[i] = s.t->slot[i] < 3 ? names[s.t->slot[i]] : '?';
+	got[7] = 0;
+	check(!strcmp(got, want), "got %s want %s", got, want);
+	check(s.t->nr_filled == 7, "nr_filled %u", s.t->nr_filled);
+	set_free(&s);
+}
+
+static void test_seed000_example(void)
+{
+	worked_example("xyz", (u32[]){ 2, 5, 0 }, (u32[]){ 3, 2, 1 },
+		       "zxxzyyx");
+}
+
+static void test_seed001_example(void)
+{
+	/* B0, B1, B2 stand as 0, 1, 2. */
+	worked_example("012", (u32[]){ 3, 0, 3 }, (u32[]){ 4, 2, 1 },
+		       "1010220");
+}
+
+static void test_seed003_example(void)
+{
+	worked_example("ABC", (u32[]){ 3, 0, 5 }, (u32[]){ 2, 3, 1 },
+		       "BCAAACB");
+}
+
+static void test_fnv1a(void)
+{
+	check(maglev_h32("", 0) == 2166136261U, "empty");
+	check(maglev_h32("a", 1) == 0xe40c292cU, "a");
+	/* Positions from the ring seed (004). */
+	check(maglev_h32("ember", 5) == 438014020U, "ember");
+	check(maglev_h32("iron", 4) == 1269809787U, "iron");
+	check(maglev_h32("ogre", 4) == 1758641738U, "ogre");
+	check(maglev_h32("hag", 3) == 3787390207U, "hag");
+}
+
+static void test_offset_skip_formula(void)
+{
+	struct maglev_backend b = { .name = "10.0.0.1:80", .name_len = 11,
+				    .weight = 1 };
+	char buf[80];
+	u32 m = 65537;
+
+	check(!maglev_prepare(&b, 1, m, NULL), "prepare");
+	snprintf(buf, sizeof(buf), "%.*s|offset", 11, b.name);
+	check(b.offset == maglev_h32(buf, strlen(buf)) % m, "offset");
+	snprintf(buf, sizeof(buf), "%.*s|skip", 11, b.name);
+	check(b.skip == maglev_h32(buf, strlen(buf)) % (m - 1) + 1, "skip");
+}
+
+static void test_primes(void)
+{
+	static const u32 bad[] = { 0, 1, 4, 9, 25, 65535, 65536, 5000012,
+				   4294967295U };
+	static const u32 good[] = { 2, 3, 5, 251, 4093, 65537, 655373,
+				    5000011 };
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		check(!maglev_is_prime(bad[i]), "%u is not prime", bad[i]);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		check(maglev_is_prime(good[i]), "%u is prime", good[i]);
+}
+
+static void test_check_size(void)
+{
+	static const u32 bad[] = { 0, 7, 241, 250, 255, 65535, 65536, 5000012,
+				   5000077 };
+	static const u32 good[] = { 251, 257, 4093, 65537, 655373, 5000011 };
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		check(maglev_check_size(bad[i], &why) == -EINVAL && why,
+		      "size %u accepted", bad[i]);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		check(!maglev_check_size(good[i], NULL), "size %u rejected",
+		      good[i]);
+}
+
+/* Every preference sequence is a permutation of the slots. */
+static void test_sequence_is_permutation(void)
+{
+	static const u32 sizes[] = { 7, 251, 65537 };
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		u32 m = sizes[k], skip, j, start;
+		u8 *seen = calloc(m, 1);
+
+		for (skip = 1; skip < m; skip += (m > 300 ? 997 : 1)) {
+			u32 pos = (skip * 31) % m, visited = 0;
+
+			start = pos;
+			memset(seen, 0, m);
+			for (j = 0; j < m; j++) {
+				if (!seen[pos]) {
+					seen[pos] = 1;
+					visited++;
+				}
+				pos = (pos + skip) % m;
+			}
+			check(visited == m && pos == start,
+			      "M %u skip %u visits %u", m, skip, visited);
+		}
+		free(seen);
+	}
+}
+
+static void test_unweighted_balance(void)
+{
+	static const u32 ns[] = { 1, 2, 3, 7, 100, 1000 };
+	size_t k;
+	u32 i;
+
+	for (k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		struct set s;
+		u32 lo = ~0U, hi = 0, sum = 0;
+
+		set_init(&s, 65537, ns[k]);
+		for (i = 0; i < s.n; i++) {
+			name_ip(&s.b[i], i);
+			s.b[i].weight = 1;
+		}
+		check(!build(&s), "build N %u", s.n);
+		for (i = 0; i < s.n; i++) {
+			lo = s.b[i].slots < lo ? s.b[i].slots : lo;
+			hi = s.b[i].slots > hi ? s.b[i].slots : hi;
+			sum += s.b[i].slots;
+		}
+		check(hi - lo <= 1, "N %u: slots %u..%u", s.n, lo, hi);
+		check(sum == 65537 && s.t->nr_filled == 65537, "sum %u", sum);
+		set_free(&s);
+	}
+}
+
+static void test_order_independence(void)
+{
+	struct set s;
+	u16 *first;
+	u64 digest;
+	u32 i, r;
+
+	set_init(&s, 65537, 50);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i * 7919);
+		s.b[i].weight = 1 + i % 3;
+	}
+	check(!build(&s), "build");
+	digest = s.t->digest;
+	first = xmalloc(65537 * sizeof(u16));
+	memcpy(first, s.t->slot, 65537 * sizeof(u16));
+	for (r = 0; r < 5; r++) {
+		shuffle(s.b, s.n);
+		check(!build(&s), "build");
+		check(s.t->digest == digest, "digest differs after shuffle");
+		check(!memcmp(first, s.t->slot, 65537 * sizeof(u16)),
+		      "table differs after shuffle");
+	}
+	free(first);
+	set_free(&s);
+}
+
+/* Going from 5 to 6 backends and back moves about 1/6 of the slots. */
+static void test_churn_5_6_5(void)
+{
+	struct set a, b, c;
+	u32 churn_up, churn_down, same, i;
+	void *work;
+
+	set_init(&a, 65537, 5);
+	set_init(&b, 65537, 6);
+	set_init(&c, 65537, 5);
+	for (i = 0; i < 6; i++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "backend-%u", i);
+		if (i < 5) {
+			a.b[i].name_len = strlen(nm);
+			memcpy(a.b[i].name, nm, a.b[i].name_len);
+			a.b[i].weight = 1;
+		}
+		b.b[i].name_len = strlen(nm);
+		memcpy(b.b[i].name, nm, b.b[i].name_len);
+		b.b[i].weight = 1;
+	}
+	c.b[0] = a.b[0];
+	for (i = 1; i < 5; i++)
+		c.b[i] = b.b[i + 1];	/* drop backend-1 going back */
+	check(!build(&a) && !build(&b) && !build(&c), "build");
+	work = xmalloc(maglev_work_bytes(65537, 8));
+	churn_up = maglev_churn(a.t, a.b, 5, b.t, b.b, 6, work);
+	churn_down = maglev_churn(b.t, b.b, 6, c.t, c.b, 5, work);
+	check(churn_up >= 65537 * 16 / 100 && churn_up <= 65537 * 18 / 100,
+	      "5->6 churn %u", churn_up);
+	check(churn_down >= 65537 * 16 / 100 && churn_down <= 65537 * 18 / 100,
+	      "6->5 churn %u", churn_down);
+	/* The new backend takes its share; a slot it took counts as churn. */
+	check(churn_up >= b.b[5].slots, "churn below new share");
+	same = maglev_churn(b.t, b.b, 6, b.t, b.b, 6, work);
+	check(same == 0, "identical rebuild churn %u", same);
+	check(maglev_churn(NULL, NULL, 0, a.t, a.b, 5, work) == 65537,
+	      "first build churn");
+	free(work);
+	set_free(&a);
+	set_free(&b);
+	set_free(&c);
+}
+
+static void test_weight_shares(void)
+{
+	static const u32 w[] = { 1, 2, 3, 5, 10, 20, 59 };
+	u32 n = 7, total = 100, i;
+	struct set s;
+
+	/* M >= 100 x turns per round: every share within 1 point. */
+	set_init(&s, 10007, n);
+	for (i = 0; i < n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = w[i] * 3;	/* gcd 3 is divided out */
+	}
+	check(!build(&s), "build");
+	for (i = 0; i < n; i++) {
+		double share = 100.0 * s.b[i].slots / s.size;
+		double want = 100.0 * (s.b[i].weight / 3) / total;
+
+		check(share - want < 1.0 && want - share < 1.0,
+		      "%.*s share %.2f%% want %.2f%%", (int)s.b[i].name_len,
+		      s.b[i].name, share, want);
+		check(s.b[i].turns == s.b[i].weight / 3, "turns %u",
+		      s.b[i].turns);
+	}
+	set_free(&s);
+}
+
+static void test_weight_zero(void)
+{
+	struct set s;
+	u32 i, sum = 0;
+
+	set_init(&s, 4093, 10);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = i % 3 ? 1 : 0;
+	}
+	check(!build(&s), "build");
+	for (i = 0; i < s.n; i++) {
+		bool zero = !strcmp(s.b[i].name, "10.0.0.0:80") ||
+			    !strcmp(s.b[i].name, "10.0.0.3:80") ||
+			    !strcmp(s.b[i].name, "10.0.0.6:80") ||
+			    !strcmp(s.b[i].name, "10.0.0.9:80");
+
+		check(zero == !s.b[i].weight, "weight order");
+		if (!s.b[i].weight)
+			check(!s.b[i].slots, "weight 0 got %u slots",
+			      s.b[i].slots);
+		sum += s.b[i].slots;
+	}
+	check(sum == 4093, "slots %u", sum);
+	set_free(&s);
+}
+
+static void test_huge_weights(void)
+{
+	struct set s;
+	u32 i, sum = 0;
+
+	/* 65535 + 65534 + ... turns do not fit in 251 slots: scaled. */
+	set_init(&s, 251, 40);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = i == 7 ? 1 : 65535 - i;
+	}
+	check(!build(&s), "build");
+	for (i = 0; i < s.n; i++) {
+		check(s.b[i].slots >= 1, "backend %u has no slot", i);
+		sum += s.b[i].slots;
+	}
+	check(sum == 251 && s.t->nr_filled == 251, "sum %u", sum);
+	set_free(&s);
+}
+
+static void test_empty(void)
+{
+	struct set s;
+	u32 i;
+
+	set_init(&s, 251, 0);
+	check(!build(&s), "build");
+	check(s.t->nr_filled == 0, "filled %u", s.t->nr_filled);
+	for (i = 0; i < 1000; i++)
+		check(maglev_lookup(s.t, rnd()) == MAGLEV_NONE, "not empty");
+	set_free(&s);
+
+	/* Backends that all have weight 0 give an empty table too. */
+	set_init(&s, 251, 3);
+	for (i = 0; i < 3; i++)
+		name_ip(&s.b[i], i);
+	check(!build(&s), "build");
+	check(s.t->nr_filled == 0 && s.t->slot[0] == MAGLEV_NONE, "not empty");
+	set_free(&s);
+}
+
+static void test_errors_leave_table(void)
+{
+	struct set s;
+	const char *why;
+	u64 digest;
+	u32 i;
+
+	set_init(&s, 257, 300);
+	s.n = 3;
+	for (i = 0; i < 300; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = 1;
+	}
+	check(!build(&s), "build");
+	digest = s.t->digest;
+
+	s.n = 300;		/* N > M */
+	why = NULL;
+	check(maglev_build(s.t, 257, s.b, 300, s.work, NULL, &why) == -E2BIG &&
+	      why, "N > M");
+	s.n = 3;
+	s.b[1] = s.b[0];	/* duplicate */
+	check(maglev_build(s.t, 257, s.b, 3, s.work, NULL, &why) == -EEXIST,
+	      "duplicate");
+	name_ip(&s.b[1], 1);
+	s.b[2].weight = 65536;
+	check(maglev_build(s.t, 257, s.b, 3, s.work, NULL, &why) == -EINVAL,
+	      "weight");
+	s.b[2].weight = 1;
+	s.b[2].name_len = 0;
+	check(maglev_build(s.t, 257, s.b, 3, s.work, NULL, &why) == -EINVAL,
+	      "empty name");
+	s.b[2].name_len = 65;
+	check(maglev_build(s.t, 257, s.b, 3, s.work, NULL, &why) == -EINVAL,
+	      "long name");
+	name_ip(&s.b[2], 2);
+	check(maglev_build(s.t, 256, s.b, 3, s.work, NULL, &why) == -EINVAL,
+	      "composite size");
+	check(s.t->digest == digest && s.t->size == 257 &&
+	      maglev_digest(s.t, s.b, 3) == digest, "table changed on error");
+	set_free(&s);
+}
+
+/* 10.0.0.1:81 and 10.0.0.2:80 collide in ip_vs_mh; never here. */
+static void test_key_hash(void)
+{
+	const u8 k1[6] = { 10, 0, 0, 1, 0, 81 };
+	const u8 k2[6] = { 10, 0, 0, 2, 0, 80 };
+	u8 v6[18] = { 0x20, 0x01, 0x0d, 0xb8 };
+	u64 h, seen[18 * 8];
+	u32 i, bit;
+
+	check(maglev_hash(k1, 6, 0) != maglev_hash(k2, 6, 0), "mh collision");
+	check(maglev_hash(k1, 6, 0) != maglev_hash(k1, 6, 1), "seed ignored");
+	check(maglev_hash(k1, 4, 0) != maglev_hash(k1, 6, 0), "length");
+	check(maglev_hash(k1, 0, 0) != maglev_hash(k1, 0, 1), "empty key");
+	/* Every single-bit change of an IPv6 address + port changes it. */
+	h = maglev_hash(v6, 18, 0);
+	for (i = 0; i < 18 * 8; i++) {
+		u32 j;
+
+		v6[i / 8] ^= 1 << (i % 8);
+		seen[i] = maglev_hash(v6, 18, 0);
+		v6[i / 8] ^= 1 << (i % 8);
+		check(seen[i] != h, "bit %u ignored", i);
+		for (j = 0; j < i; j++)
+			check(seen[j] != seen[i], "bits %u %u collide", j, i);
+	}
+	/* Avalanche: a one-bit change flips about half of the 64 bits. */
+	for (bit = 0, i = 0; i < 18 * 8; i++)
+		bit += __builtin_popcountll(seen[i] ^ h);
+	check(bit > 18 * 8 * 28 && bit < 18 * 8 * 36, "avalanche %u", bit);
+}
+
+static void test_lookup_spread(void)
+{
+	struct set s;
+	u32 cnt[10] = { 0 }, i, keys = 200000;
+
+	set_init(&s, 65537, 10);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = 1;
+	}
+	check(!build(&s), "build");
+	for (i = 0; i < keys; i++) {
+		u8 key[6] = { 192, 168, i >> 16 & 255, i >> 8 & 255, i & 255,
+			      (i * 7) & 255 };
+		u32 o = maglev_lookup(s.t, maglev_hash(key, 6, 0));
+
+		check(o < 10, "owner %u", o);
+		if (o < 10)
+			cnt[o]++;
+	}
+	/* 20000 expected each; 5 sigma is about 670. */
+	for (i = 0; i < 10; i++)
+		check(cnt[i] > 19000 && cnt[i] < 21000, "backend %u got %u", i,
+		      cnt[i]);
+	set_free(&s);
+}
+
+static void test_drain_restore(void)
+{
+	struct set s;
+	u16 *before;
+	u64 digest;
+	u32 i, moved = 0, d, lo = ~0U, hi = 0;
+	u32 gained[8] = { 0 };
+
+	set_init(&s, 65537, 8);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = 2;
+	}
+	check(!build(&s), "build");
+	digest = s.t->digest;
+	before = xmalloc(65537 * sizeof(u16));
+	memcpy(before, s.t->slot, 65537 * sizeof(u16));
+
+	d = 3;
+	s.b[d].drain_weight = s.b[d].weight;
+	s.b[d].weight = 0;
+	check(!build(&s), "drain build");
+	check(s.b[d].slots == 0, "drained backend kept %u slots",
+	      s.b[d].slots);
+	check(s.t->nr_filled == 65537, "filled %u", s.t->nr_filled);
+	for (i = 0; i < 65537; i++) {
+		if (before[i] == d) {
+			moved++;
+			check(s.t->slot[i] != d && s.t->slot[i] < 8, "slot %u",
+			      i);
+			if (s.t->slot[i] < 8)
+				gained[s.t->slot[i]]++;
+		} else {
+			check(s.t->slot[i] == before[i], "slot %u moved", i);
+		}
+	}
+	for (i = 0; i < 8; i++) {
+		if (i == d)
+			continue;
+		lo = gained[i] < lo ? gained[i] : lo;
+		hi = gained[i] > hi ? gained[i] : hi;
+	}
+	/* About moved / 7 each; Maglev's second fill spreads them evenly. */
+	check(lo > moved / 7 * 7 / 10 && hi < moved / 7 * 13 / 10,
+	      "moved slots spread %u..%u of %u", lo, hi, moved);
+
+	s.b[d].weight = s.b[d].drain_weight;
+	s.b[d].drain_weight = 0;
+	check(!build(&s), "restore build");
+	check(s.t->digest == digest, "digest not restored");
+	check(!memcmp(before, s.t->slot, 65537 * sizeof(u16)),
+	      "table not restored");
+	free(before);
+	set_free(&s);
+}
+
+static void test_digest(void)
+{
+	struct set a, b;
+	u32 i;
+
+	set_init(&a, 65537, 4);
+	set_init(&b, 65543, 4);
+	for (i = 0; i < 4; i++) {
+		name_ip(&a.b[i], i);
+		a.b[i].weight = 1;
+		b.b[i] = a.b[i];
+	}
+	check(!build(&a) && !build(&b), "build");
+	check(a.t->digest != b.t->digest, "size not in digest");
+	check(a.t->digest == maglev_digest(a.t, a.b, 4), "digest recompute");
+	a.t->slot[12345] ^= 1;
+	check(maglev_digest(a.t, a.b, 4) != a.t->digest, "slots not in digest");
+	a.t->slot[12345] ^= 1;
+	a.b[2].name[0] = '9';
+	check(maglev_digest(a.t, a.b, 4) != a.t->digest, "names not in digest");
+	set_free(&a);
+	set_free(&b);
+}
+
+static u32 random_prime(void)
+{
+	for (;;) {
+		u32 m = 251 + rnd() % 20000;
+
+		if (maglev_is_prime(m))
+			return m;
+	}
+}
+
+/* The optimised fill is bit-identical to the plain one. */
+static void test_fill_matches_reference(void)
+{
+	u32 round, i;
+
+	for (round = 0; round < 400; round++) {
+		u32 m = round < 8 ? (round & 1 ? 65537 : 7) : random_prime();
+		u32 n = 1 + rnd() % (round % 4 == 0 ? 8 : 300);
+		struct maglev_table *ref;
+		struct set s;
+
+		if (n > m)
+			n = m;
+		set_init(&s, m, n);
+		ref = xmalloc(maglev_table_bytes(m));
+		for (i = 0; i < n; i++) {
+			s.b[i].name_len = 1;
+			s.b[i].offset = rnd() % m;
+			s.b[i].skip = 1 + rnd() % (m - 1);
+			s.b[i].turns = round % 3 ? 1 + rnd() % 4 : 1;
+			if (round % 5 == 0 && rnd() % 4 == 0)
+				s.b[i].turns = 0;
+		}
+		maglev_fill(s.t, m, s.b, n, s.work, NULL);
+		maglev_ref_fill(ref, m, s.b, n);
+		check(s.t->nr_filled == ref->nr_filled &&
+		      !memcmp(s.t->slot, ref->slot, m * sizeof(u16)),
+		      "round %u M %u N %u differs", round, m, n);
+		free(ref);
+		set_free(&s);
+	}
+}
+
+int main(void)
+{
+	run("seed 000 worked example", test_seed000_example);
+	run("seed 001 worked example", test_seed001_example);
+	run("seed 003 worked example", test_seed003_example);
+	run("FNV-1a known values", test_fnv1a);
+	run("offset and skip formulas", test_offset_skip_formula);
+	run("primality", test_primes);
+	run("table size checks", test_check_size);
+	run("preference sequences are permutations",
+	    test_sequence_is_permutation);
+	run("unweighted balance within one slot", test_unweighted_balance);
+	run("insertion order independence", test_order_independence);
+	run("churn 5 -> 6 -> 5 backends", test_churn_5_6_5);
+	run("weight shares within one point", test_weight_shares);
+	run("weight 0 gets no slots", test_weight_zero);
+	run("huge weights still fill the table", test_huge_weights);
+	run("empty table", test_empty);
+	run("bad input leaves the table", test_errors_leave_table);
+	run("key hash covers every byte", test_key_hash);
+	run("lookups spread evenly", test_lookup_spread);
+	run("drain and restore", test_drain_restore);
+	run("digest", test_digest);
+	run("fill matches reference on random cases",
+	    test_fill_matches_reference);
+	printf("%u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

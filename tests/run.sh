@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host tests: unit tests of maglev_table.c (built with -Werror, ASan and
+# UBSan) and the maglev-sim protocol tests.  Ends with "N passed, N failed".
+set -eu
+
+cd "$(dirname "$0")/.."
+CC=${CC:-cc}
+mkdir -p build
+
+pass=0
+fail=0
+
+# Adds the "N passed, N failed" line of a test program's output to the totals.
+count() {
+	local line p f
+
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		echo "FAIL: $2 printed no result line"
+		fail=$((fail + 1))
+		return
+	fi
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== host unit tests (ASan, UBSan)"
+if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -Iinclude -Itests \
+	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
+	maglev_table.c; then
+	ASAN_OPTIONS=detect_leaks=1 build/maglev-test | tee "$log" || true
+	count "$log" "host unit tests"
+else
+	echo "FAIL: host unit tests do not build"
+	fail=$((fail + 1))
+fi
+
+echo "== maglev-sim tests"
+if make -s tools && [ -x tests/sim/run.sh ]; then
+	tests/sim/run.sh | tee "$log" || true
+	count "$log" "maglev-sim tests"
+else
+	echo "FAIL: maglev-sim or its tests missing"
+	fail=$((fail + 1))
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite "maglev_table": the Maglev fill of maglev_table.c, run inside
+ * the kernel it is built for.
+ */
+#include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/bitmap.h>
+
+#include "maglev_table.h"
+
+static void kvfree_action(void *p)
+{
+	kvfree(p);
+}
+
+static void *test_alloc(struct kunit *test, size_t n)
+{
+	void *p = kvzalloc(n, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kvfree_action,
+							    p));
+	return p;
+}
+
+struct build {
+	struct maglev_backend *b;
+	struct maglev_table *t;
+	void *work;
+	u32 n;
+	u32 size;
+};
+
+static struct build *build_alloc(struct kunit *test, u32 size, u32 n)
+{
+	struct build *bd = test_alloc(test, sizeof(*bd));
+
+	bd->b = test_alloc(test, (n + 1) * sizeof(*bd->b));
+	bd->t = test_alloc(test, maglev_table_bytes(size));
+	bd->work = test_alloc(test, maglev_work_bytes(size, n + 8));
+	bd->n = n;
+	bd->size = size;
+	return bd;
+}
+
+static void name_ip(struct maglev_backend *b, u32 i)
+{
+	b->name_len = scnprintf(b->name, sizeof(b->name), "10.%u.%u.%u:80",
+				i >> 16 & 255, i >> 8 & 255, i & 255);
+}
+
+static int build_run(struct build *bd)
+{
+	return maglev_build(bd->t, bd->size, bd->b, bd->n, bd->work, NULL,
+			    NULL);
+}
+
+/* A small deterministic generator, so failures reproduce. */
+static u32 lcg(u64 *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct example {
+	const char *desc;
+	char names[3];
+	u32 offset[3];
+	u32 skip[3];
+	const char *want;
+};
+
+static const struct example examples[] = {
+	{ "seed 000: x y z", "xyz", { 2, 5, 0 }, { 3, 2, 1 }, "zxxzyyx" },
+	{ "seed 001: B0 B1 B2", "012", { 3, 0, 3 }, { 4, 2, 1 }, "1010220" },
+	{ "seed 003: A B C", "ABC", { 3, 0, 5 }, { 2, 3, 1 }, "BCAAACB" },
+};
+
+static void example_desc(const struct example *e, char *desc)
+{
+	strscpy(desc, e->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(example, examples, example_desc);
+
+static void maglev_worked_example_test(struct kunit *test)
+{
+	const struct example *e = test->param_value;
+	struct build *bd = build_alloc(test, 7, 3);
+	char got[8];
+	u32 i;
+
+	for (i = 0; i < 3; i++) {
+		bd->b[i].name[0] = e->names[i];
+		bd->b[i].name_len = 1;
+		bd->b[i].offset = e->offset[i];
+		bd->b[i].skip = e->skip[i];
+		bd->b[i].turns = 1;
+	}
+	maglev_fill(bd->t, 7, bd->b, 3, bd->work, NULL);
+	for (i = 0; i < 7; i++)
+		got[i] = bd->t->slot[i] < 3 ? e->names[bd->t->slot[i]] : '?';
+	got[7] = '\0';
+	KUNIT_EXPECT_STREQ(test, got, e->want);
+}
+
+/* ------------------------------------------------------------------ */
+
+static const u32 perm_sizes[] = { 7, 251, 65537 };
+
+static void size_desc(const u32 *m, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "M = %u", *m);
+}
+
+KUNIT_ARRAY_PARAM(perm_size, perm_sizes, size_desc);
+
+/* Every preference sequence visits all M slots exactly once. */
+static void maglev_sequence_permutation_test(struct kunit *test)
+{
+	u32 m = *(const u32 *)test->param_value;
+	unsigned long *seen = test_alloc(test, BITS_TO_LONGS(m) *
+					 sizeof(long));
+	u32 step = m > 1000 ? 4099 : 1, skip, j;
+
+	for (skip = 1; skip < m; skip += step) {
+		u32 pos = (u32)(((u64)skip * 31) % m);
+
+		bitmap_zero(seen, m);
+		for (j = 0; j < m; j++) {
+			__set_bit(pos, seen);
+			pos += skip;
+			if (pos >= m)
+				pos -= m;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, bitmap_weight(seen, m), m,
+				    "skip %u", skip);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+static const u32 balance_ns[] = { 1, 2, 3, 7, 100, 1000 };
+
+static void n_desc(const u32 *n, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "N = %u", *n);
+}
+
+KUNIT_ARRAY_PARAM(balance, balance_ns, n_desc);
+
+/* Unweighted slot counts differ by at most one. */
+static void maglev_balance_test(struct kunit *test)
+{
+	u32 n = *(const u32 *)test->param_value;
+	struct build *bd = build_alloc(test, 65537, n);
+	u32 lo = U32_MAX, hi = 0, sum = 0, i;
+
+	for (i = 0; i < n; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = 1;
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	for (i = 0; i < n; i++) {
+		lo = min(lo, bd->b[i].slots);
+		hi = max(hi, bd->b[i].slots);
+		sum += bd->b[i].slots;
+	}
+	KUNIT_EXPECT_LE(test, hi - lo, 1U);
+	KUNIT_EXPECT_EQ(test, sum, 65537U);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Shuffled insertion orders give the same table. */
+static void maglev_order_independence_test(struct kunit *test)
+{
+	struct build *bd = build_alloc(test, 65537, 64);
+	u16 *first = test_alloc(test, 65537 * sizeof(u16));
+	u64 state = 42, digest;
+	u32 i, r;
+
+	for (i = 0; i < bd->n; i++) {
+		name_ip(&bd->b[i], i * 7919);
+		bd->b[i].weight = 1 + i % 4;
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	digest = bd->t->digest;
+	memcpy(first, bd->t->slot, 65537 * sizeof(u16));
+	for (r = 0; r < 4; r++) {
+		for (i = bd->n; i > 1; i--)
+			swap(bd->b[i - 1], bd->b[lcg(&state) % i]);
+		KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+		KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
+		KUNIT_EXPECT_EQ(test, memcmp(first, bd->t->slot,
+					     65537 * sizeof(u16)), 0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+/* 5 -> 6 -> 5 backends at M = 65537 moves 16% to 18% of the slots. */
+static void maglev_churn_test(struct kunit *test)
+{
+	struct build *a = build_alloc(test, 65537, 5);
+	struct build *b = build_alloc(test, 65537, 6);
+	struct build *c = build_alloc(test, 65537, 5);
+	u32 lo = 65537 * 16 / 100, hi = 65537 * 18 / 100, up, down, i;
+
+	for (i = 0; i < 6; i++) {
+		b->b[i].name_len = scnprintf(b->b[i].name, MAGLEV_NAME_MAX,
+					     "backend-%u", i);
+		b->b[i].weight = 1;
+		if (i < 5)
+			a->b[i] = b->b[i];
+	}
+	c->b[0] = b->b[0];
+	for (i = 1; i < 5; i++)
+		c->b[i] = b->b[i + 1];
+	KUNIT_ASSERT_EQ(test, build_run(a), 0);
+	KUNIT_ASSERT_EQ(test, build_run(b), 0);
+	KUNIT_ASSERT_EQ(test, build_run(c), 0);
+	up = maglev_churn(a->t, a->b, 5, b->t, b->b, 6, b->work);
+	down = maglev_churn(b->t, b->b, 6, c->t, c->b, 5, b->work);
+	KUNIT_EXPECT_GE(test, up, lo);
+	KUNIT_EXPECT_LE(test, up, hi);
+	KUNIT_EXPECT_GE(test, down, lo);
+	KUNIT_EXPECT_LE(test, down, hi);
+	KUNIT_EXPECT_EQ(test, maglev_churn(b->t, b->b, 6, b->t, b->b, 6,
+					   b->work), 0U);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct weights {
+	const char *desc;
+	u32 size;
+	u32 w[6];
+};
+
+static const struct weights weight_cases[] = {
+	{ "1:2:3:4:5:6", 2521, { 1, 2, 3, 4, 5, 6 } },
+	{ "gcd 10", 65537, { 10, 20, 30, 40, 50, 60 } },
+	{ "one heavy", 10007, { 1, 1, 1, 1, 1, 95 } },
+	{ "with zeros", 4099, { 0, 7, 0, 13, 20, 0 } },
+};
+
+static void weights_desc(const struct weights *w, char *desc)
+{
+	strscpy(desc, w->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(weights, weight_cases, weights_desc);
+
+/*
+ * With M >= 100 x (turns per round) every backend's slot share is within
+ * one percentage point of its weight share; weight 0 gets no slot.
+ */
+static void maglev_weight_share_test(struct kunit *test)
+{
+	const struct weights *wc = test->param_value;
+	struct build *bd = build_alloc(test, wc->size, 6);
+	u32 total = 0, i;
+
+	for (i = 0; i < 6; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = wc->w[i];
+		total += wc->w[i];
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	for (i = 0; i < 6; i++) {
+		/* In hundredths of a percent, to stay in integers. */
+		s64 share = div_u64((u64)bd->b[i].slots * 10000, wc->size);
+		s64 want = div_u64((u64)bd->b[i].weight * 10000, total);
+
+		if (!bd->b[i].weight)
+			KUNIT_EXPECT_EQ(test, bd->b[i].slots, 0U);
+		KUNIT_EXPECT_LT_MSG(test, abs(share - want), 100LL,
+				    "backend %u share %lld want %lld", i,
+				    share, want);
+	}
+	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, wc->size);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* More backends than slots is an error, and the table is left alone. */
+static void maglev_too_many_backends_test(struct kunit *test)
+{
+	struct build *bd = build_alloc(test, 251, 252);
+	const char *why = NULL;
+	u64 digest;
+	u32 i;
+
+	for (i = 0; i < 252; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = 1;
+	}
+	KUNIT_ASSERT_EQ(test, maglev_build(bd->t, 251, bd->b, 251, bd->work,
+					   NULL, &why), 0);
+	digest = bd->t->digest;
+	KUNIT_EXPECT_EQ(test, maglev_build(bd->t, 251, bd->b, 252, bd->work,
+					   NULL, &why), -E2BIG);
+	KUNIT_EXPECT_NOT_NULL(test, why);
+	KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
+	KUNIT_EXPECT_EQ(test, maglev_digest(bd->t, bd->b, 251), digest);
+}
+
+/* No backends, or only weight 0: every lookup reports no backend. */
+static void maglev_empty_test(struct kunit *test)
+{
+	struct build *bd = build_alloc(test, 251, 2);
+	u64 state = 7;
+	u32 i;
+
+	bd->n = 0;
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, 0U);
+	name_ip(&bd->b[0], 1);
+	name_ip(&bd->b[1], 2);
+	bd->n = 2;
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, 0U);
+	for (i = 0; i < 100; i++)
+		KUNIT_EXPECT_EQ(test, maglev_lookup(bd->t, ((u64)lcg(&state) <<
+							     32) | i),
+				MAGLEV_NONE);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct prime_case {
+	u32 n;
+	bool prime;
+};
+
+static const struct prime_case prime_cases[] = {
+	{ 0, false }, { 1, false }, { 4, false }, { 65535, false },
+	{ 65536, false }, { 2, true }, { 251, true }, { 65537, true },
+	{ 5000011, true },
+};
+
+static void prime_desc(const struct prime_case *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u", p->n);
+}
+
+KUNIT_ARRAY_PARAM(prime, prime_cases, prime_desc);
+
+static void maglev_prime_test(struct kunit *test)
+{
+	const struct prime_case *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, maglev_is_prime(p->n), p->prime);
+	if (p->n < MAGLEV_SIZE_MIN || !p->prime)
+		KUNIT_EXPECT_EQ(test, maglev_check_size(p->n, NULL), -EINVAL);
+	else
+		KUNIT_EXPECT_EQ(test, maglev_check_size(p->n, NULL), 0);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Draining moves only the drained backend's slots; restoring undoes it. */
+static void maglev_drain_test(struct kunit *test)
+{
+	struct build *bd = build_alloc(test, 65537, 6);
+	u16 *before = test_alloc(test, 65537 * sizeof(u16));
+	u32 i, moved = 0, kept = 0;
+	u64 digest;
+
+	for (i = 0; i < 6; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = 3;
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	digest = bd->t->digest;
+	memcpy(before, bd->t->slot, 65537 * sizeof(u16));
+	bd->b[2].drain_weight = 3;
+	bd->b[2].weight = 0;
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	KUNIT_EXPECT_EQ(test, bd->b[2].slots, 0U);
+	for (i = 0; i < 65537; i++) {
+		if (before[i] == 2)
+			moved += bd->t->slot[i] != 2 &&
+				 bd->t->slot[i] != MAGLEV_NONE;
+		else
+			kept += bd->t->slot[i] == before[i];
+	}
+	KUNIT_EXPECT_EQ(test, moved + kept, 65537U);
+	bd->b[2].weight = 3;
+	bd->b[2].drain_weight = 0;
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* The plain fill of seed 000, one modulo per probe. */
+static void plain_fill(u16 *slot, u32 m, const struct maglev_backend *b,
+		       u32 n, u32 *next)
+{
+	u32 filled = 0, i, k;
+
+	memset(slot, 0xff, m * sizeof(u16));
+	memset(next, 0, n * sizeof(u32));
+	while (filled < m) {
+		for (i = 0; i < n && filled < m; i++) {
+			for (k = 0; k < b[i].turns && filled < m; k++) {
+				u32 pos;
+
+				do {
+					pos = (u32)(((u64)b[i].offset +
+						     (u64)next[i] * b[i].skip) %
+						    m);
+					next[i]++;
+				} while (slot[pos] != MAGLEV_NONE);
+				slot[pos] = i;
+				filled++;
+			}
+		}
+	}
+}
+
+/* The optimised fill is bit-identical to the plain fill. */
+static void maglev_fill_matches_plain_test(struct kunit *test)
+{
+	static const u32 sizes[] = { 7, 251, 4093, 65537 };
+	u32 *next = test_alloc(test, 300 * sizeof(u32));
+	u16 *ref = test_alloc(test, 65537 * sizeof(u16));
+	u64 state = 2016;
+	u32 r, i;
+
+	for (r = 0; r < 24; r++) {
+		u32 m = sizes[r % 4];
+		u32 n = min(m, 1 + lcg(&state) % 300);
+		struct build *bd = build_alloc(test, m, n);
+
+		for (i = 0; i < n; i++) {
+			bd->b[i].name_len = 1;
+			bd->b[i].offset = lcg(&state) % m;
+			bd->b[i].skip = 1 + lcg(&state) % (m - 1);
+			bd->b[i].turns = 1 + lcg(&state) % 3;
+		}
+		maglev_fill(bd->t, m, bd->b, n, bd->work, NULL);
+		plain_fill(ref, m, bd->b, n, next);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(ref, bd->t->slot,
+						 m * sizeof(u16)), 0,
+				    "round %u M %u N %u", r, m, n);
+	}
+}
+
+static struct kunit_case maglev_table_test_cases[] = {
+	KUNIT_CASE_PARAM(maglev_worked_example_test, example_gen_params),
+	KUNIT_CASE_PARAM(maglev_sequence_permutation_test,
+			 perm_size_gen_params),
+	KUNIT_CASE_PARAM(maglev_balance_test, balance_gen_params),
+	KUNIT_CASE(maglev_order_independence_test),
+	KUNIT_CASE(maglev_churn_test),
+	KUNIT_CASE_PARAM(maglev_weight_share_test, weights_gen_params),
+	KUNIT_CASE(maglev_too_many_backends_test),
+	KUNIT_CASE(maglev_empty_test),
+	KUNIT_CASE_PARAM(maglev_prime_test, prime_gen_params),
+	KUNIT_CASE(maglev_drain_test),
+	KUNIT_CASE(maglev_fill_matches_plain_test),
+	{}
+};
+
+static struct kunit_suite maglev_table_test_suite = {
+	.name = "maglev_table",
+	.test_cases = maglev_table_test_cases,
+};
+
+kunit_test_suites(&maglev_table_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the Maglev lookup table");
+MODULE_LICENSE("GPL");

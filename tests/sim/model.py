@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Independent model of maglev-sim, written from the specification.
+
+It follows the normative text of include/maglev_table.h (h32, offset, skip,
+turns, fill, draining, digest, slot of a hash) and the documented
+maglev_hash() of maglev_table.c, and speaks the subset of maglev-sim's
+protocol used by the golden files: it reads commands on stdin and prints
+what maglev-sim must print on stdout.  It shares no code with the C side,
+so golden outputs made with it check the C code against the spec.
+
+    tests/sim/model.py < tests/sim/golden/NAME.in > tests/sim/golden/NAME.out
+
+Only well-formed input is supported; there is no error handling.
+"""
+import ipaddress
+import math
+import sys
+
+M64 = (1 << 64) - 1
+NONE = 0xFFFF
+
+
+def h32(data, h=2166136261):
+    for c in data:
+        h = ((h ^ c) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def fmix64(x):
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & M64
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & M64
+    x ^= x >> 33
+    return x
+
+
+def khash(data, seed):
+    h = seed ^ ((len(data) * 0x9E3779B97F4A7C15) & M64)
+    i = 0
+    while True:
+        h = fmix64(h ^ int.from_bytes(data[i:i + 8], "little"))
+        i += 8
+        if i >= len(data):
+            return h
+
+
+def turns_of(weights, m):
+    pos = [w for w in weights if w]
+    if not pos:
+        return [0] * len(weights)
+    g = 0
+    for w in pos:
+        g = math.gcd(g, w)
+    t = [w // g for w in weights]
+    total = sum(t)
+    if total <= m:
+        return t
+    p = len(pos)
+    if m <= p:
+        return [1 if x else 0 for x in t]
+    s = -(-total // (m - p))
+    return [max(x // s, 1) if x else 0 for x in t]
+
+
+def fill(m, names, turns):
+    slot = [NONE] * m
+    if not any(turns):
+        return slot
+    off = [h32(n + b"|offset") % m for n in names]
+    skip = [h32(n + b"|skip") % (m - 1) + 1 for n in names]
+    nxt = [0] * len(names)
+    left = m
+    while left:
+        for i in range(len(names)):
+            for _ in range(turns[i]):
+                if not left:
+                    break
+                while True:
+                    p = (off[i] + nxt[i] * skip[i]) % m
+                    nxt[i] += 1
+                    if slot[p] == NONE:
+                        break
+                slot[p] = i
+                left -= 1
+    return slot
+
+
+def build(m, nodes):
+    names = sorted(nodes)
+    w = [nodes[n][0] for n in names]
+    dw = [nodes[n][1] for n in names]
+    draining = [not w[i] and dw[i] for i in range(len(names))]
+    slot = fill(m, names, turns_of([w[i] or dw[i] for i in range(len(w))], m))
+    if any(draining) and slot and slot[0] != NONE:
+        alt = fill(m, names, turns_of(w, m))
+        slot = [alt[s] if draining[o] else o for s, o in enumerate(slot)]
+    d = fmix64(0x6D61676C65760001 ^ m)
+    d = fmix64(d ^ len(names))
+    for n in names:
+        d = khash(n, d)
+    for s in range(0, m, 4):
+        x = 0
+        for j in range(4):
+            x |= (slot[s + j] if s + j < m else NONE) << (16 * j)
+        d = fmix64(d ^ x)
+    return names, slot, d
+
+
+def addr_key(text):
+    port = None
+    if text.startswith("["):
+        end = text.index("]")
+        addr = ipaddress.IPv6Address(text[1:end])
+        if text[end + 1:]:
+            port = int(text[end + 2:])
+    elif text.count(":") > 1:
+        addr = ipaddress.IPv6Address(text)
+    else:
+        a, _, p = text.partition(":")
+        addr = ipaddress.IPv4Address(a)
+        if p:
+            port = int(p)
+    key = addr.packed
+    if port is not None:
+        key += port.to_bytes(2, "big")
+    return key
+
+
+def main():
+    size = next_size = 65537
+    seed = 0
+    nodes = {}
+    names, slot, digest = build(size, nodes)
+    churn = 0
+    out = sys.stdout
+
+    def owner(i):
+        return names[i].decode() if i != NONE else "-"
+
+    def rebuild():
+        nonlocal size, names, slot, digest, churn
+        old_size, old_names, old_slot = size, names, slot
+        size = next_size
+        names, slot, digest = build(size, nodes)
+        if old_size != size:
+            churn = sum(1 for o in slot if o != NONE)
+            return
+        churn = 0
+        for s in range(size):
+            a = old_names[old_slot[s]] if old_slot[s] != NONE else None
+            b = names[slot[s]] if slot[s] != NONE else None
+            churn += a != b
+
+    for line in sys.stdin:
+        w = line.split()
+        if not w or w[0].startswith("#"):
+            continue
+        cmd = w[0].upper()
+        if cmd == "SIZE":
+            next_size = int(w[1])
+        elif cmd == "SEED":
+            seed = int(w[1], 0)
+        elif cmd == "ADD_NODE":
+            nodes[w[1].encode()] = [int(w[2]) if len(w) > 2 else 1, 0]
+            rebuild()
+        elif cmd == "REMOVE_NODE":
+            del nodes[w[1].encode()]
+            rebuild()
+        elif cmd == "WEIGHT":
+            n = nodes[w[1].encode()]
+            new = int(w[2])
+            if new:
+                n[1] = 0
+            elif n[0]:
+                n[1] = n[0]
+            n[0] = new
+            rebuild()
+        elif cmd == "REBUILD":
+            rebuild()
+        elif cmd == "CHURN":
+            print(churn, file=out)
+        elif cmd == "OWNER":
+            print(owner(slot[int(w[1])]), file=out)
+        elif cmd in ("LOOKUP", "LOOKUP_ADDR"):
+            key = w[1].encode() if cmd == "LOOKUP" else addr_key(w[1])
+            h = khash(key, seed)
+            print(owner(slot[((h >> 32) * size) >> 32]), file=out)
+        elif cmd == "COUNTS":
+            for i, n in enumerate(names):
+                print(n.decode(), slot.count(i), file=out)
+        elif cmd == "DIGEST":
+            print("%016x" % digest, file=out)
+        else:
+            sys.exit("model.py: unsupported command " + cmd)
+
+
+if __name__ == "__main__":
+    main()

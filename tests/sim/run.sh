@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shell tests of maglev-sim's protocol.
+#
+#   tests/sim/run.sh [path/to/maglev-sim]
+#
+# Builds build/maglev-sim with "make tools" when no binary is given (or
+# MAGLEV_SIM is not set).  Prints one "PASS: ..." or "FAIL: ..." line per
+# check, then "N passed, N failed"; exits 1 if any check failed.
+#
+# The golden files golden/NAME.out are made by model.py, an independent
+# Python model of the specification: "tests/sim/run.sh --regen" rewrites
+# them (review the diff!).  When python3 is there, the run also checks that
+# the model still produces them.
+set -u
+# "... | sim" must set rc in this shell
+shopt -s lastpipe
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+
+if [ "${1:-}" = --regen ]; then
+	for f in "$HERE"/golden/*.in; do
+		python3 "$HERE/model.py" <"$f" >"${f%.in}.out" || exit 1
+	done
+	exit 0
+fi
+
+SIM=${1:-${MAGLEV_SIM:-}}
+if [ -z "$SIM" ]; then
+	make -s -C "$TOP" tools >&2 || { echo "FAIL: make tools"; exit 1; }
+	SIM=$TOP/build/maglev-sim
+fi
+[ -x "$SIM" ] || { echo "FAIL: no executable $SIM"; exit 1; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+npass=0
+nfail=0
+pass() { echo "PASS: $*"; npass=$((npass + 1)); }
+fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+
+# sim: run maglev-sim on stdin; stdout in $TMP/out, stderr in $TMP/err,
+# exit status in $rc.
+rc=0
+sim() {
+	"$SIM" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+# expect DESC CONDITION...: pass if the command succeeds.
+expect() {
+	local desc=$1
+
+	shift
+	if "$@"; then
+		pass "$desc"
+	else
+		fail "$desc"
+	fi
+}
+
+# nodes PREFIX N [WEIGHT]: ADD_NODE lines
+nodes() {
+	local i
+
+	for i in $(seq 1 "$2"); do
+		echo "ADD_NODE $1$i ${3:-1}"
+	done
+}
+
+# --- help and a clean run -------------------------------------------------
+
+"$SIM" --help >"$TMP/help" 2>&1
+rc=$?
+missing=
+for c in SIZE SEED ADD_NODE REMOVE_NODE WEIGHT REBUILD CHURN OWNER LOOKUP \
+	 LOOKUP_ADDR COUNTS DIGEST SHOW STATS; do
+	grep -q "^  $c\b" "$TMP/help" || missing="$missing $c"
+done
+expect "--help exits 0 and documents every command${missing:+ (missing:$missing)}" \
+	test "$rc" -eq 0 -a -z "$missing"
+
+printf '# comment\n\n   \nADD_NODE a\nadd_node b 2\nCOUNTS\n' | sim
+expect "a good script exits 0, comments, blank lines, lower case" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(tr '\n' ' ' <"$TMP/out")" = "a 21846 b 43691 "
+
+printf 'OWNER 0\nLOOKUP k\nLOOKUP_ADDR 10.0.0.1:80\nCOUNTS\nCHURN\nDIGEST\n' |
+	sim
+expect "an empty table answers '-' and CHURN 0" \
+	test "$rc" -eq 0 -a "$(head -4 "$TMP/out" | tr '\n' ' ')" = "- - - 0 "
+
+# --- errors change nothing ------------------------------------------------
+
+state='DIGEST
+COUNTS
+SHOW
+STATS
+CHURN
+OWNER 0
+LOOKUP key'
+long=$(printf 'x%.0s' $(seq 1 65))
+bad=(
+	'FOO'
+	'ADD_NODE'
+	'ADD_NODE x 1 2'
+	'ADD_NODE a'
+	'ADD_NODE x 65536'
+	'ADD_NODE x -1'
+	'ADD_NODE x 1x'
+	'ADD_NODE x +1'
+	"ADD_NODE $long"
+	'REMOVE_NODE nosuch'
+	'REMOVE_NODE'
+	'WEIGHT nosuch 1'
+	'WEIGHT a'
+	'WEIGHT a abc'
+	'WEIGHT a 99999999999999999999'
+	'SIZE 7'
+	'SIZE 65536'
+	'SIZE 5000021'
+	'SIZE 0'
+	'SIZE abc'
+	'SIZE 99999999999'
+	'SIZE'
+	'SEED -1'
+	'SEED 0xg'
+	'SEED 18446744073709551616'
+	'OWNER 65537'
+	'OWNER -1'
+	'LOOKUP'
+	'LOOKUP a b'
+	'LOOKUP_ADDR 10.0.0.256'
+	'LOOKUP_ADDR 10.0.0.1:65536'
+	'LOOKUP_ADDR 10.0.0.1:'
+	'LOOKUP_ADDR [::1'
+	'LOOKUP_ADDR [::1]x'
+	'LOOKUP_ADDR [10.0.0.1]:80'
+	'LOOKUP_ADDR host:80'
+	'CHURN now'
+	'DIGEST x'
+)
+{
+	printf 'ADD_NODE a\nADD_NODE b 3\nADD_NODE c 0\nADD_NODE d\n'
+	printf 'WEIGHT d 0\nSEED 7\nSIZE 1009\n%s\n' "$state"
+	printf '%s\n' "${bad[@]}"
+	printf '%s\n' "$state"
+} | sim
+nstate=$(($(sed -n '$=' "$TMP/out") / 2))
+head -n "$nstate" "$TMP/out" >"$TMP/before"
+tail -n +"$((nstate + 1))" "$TMP/out" >"$TMP/after"
+expect "errors leave table, set, seed and pending size untouched" \
+	cmp -s "$TMP/before" "$TMP/after"
+expect "errors set exit status 1" test "$rc" -eq 1
+expect "one 'error: line N:' per bad line (${#bad[@]})" \
+	test "$(grep -c '^error: line [0-9]*: ' "$TMP/err")" -eq "${#bad[@]}" \
+	-a "$(wc -l <"$TMP/err")" -eq "${#bad[@]}"
+first=$((7 + $(echo "$state" | wc -l) + 1))
+expect "error line numbers count every input line" \
+	test "$(head -1 "$TMP/err" | cut -d: -f2)" = " line $first" \
+	-a "$(tail -1 "$TMP/err" | cut -d: -f2)" = \
+	" line $((first + ${#bad[@]} - 1))"
+expect "SIZE errors give maglev_check_size's reason" \
+	grep -q 'prime' "$TMP/err"
+
+printf 'ADD_NODE a\nFOO\nDIGEST\n' | sim
+expect "processing continues after an error" \
+	test "$rc" -eq 1 -a "$(wc -l <"$TMP/out")" -eq 1
+
+# More backends than slots: maglev_build refuses, the old table serves.
+{
+	echo "SIZE 251"
+	nodes n 251
+	echo DIGEST
+	echo "ADD_NODE n252"
+	echo DIGEST
+	echo STATS
+} | sim
+expect "N > M is refused and the previous table keeps serving" \
+	test "$rc" -eq 1 -a "$(grep -c . "$TMP/err")" -eq 1 \
+	-a "$(sed -n 1p "$TMP/out")" = "$(sed -n 2p "$TMP/out")" \
+	-a "$(grep -o 'backends=[0-9]*' "$TMP/out")" = backends=251
+{
+	nodes n 300
+	echo DIGEST
+	echo "SIZE 251"
+	echo REBUILD
+	echo DIGEST
+	echo STATS
+} | sim
+expect "a rebuild failing after SIZE keeps the old table" \
+	test "$rc" -eq 1 -a "$(sed -n 1p "$TMP/out")" = \
+	"$(sed -n 2p "$TMP/out")" -a \
+	"$(grep -o '^size=[0-9]*' "$TMP/out")" = size=65537
+
+# --- SIZE applies at the next rebuild -------------------------------------
+
+printf 'ADD_NODE a\nADD_NODE b\nSIZE 251\nSTATS\nOWNER 300\nREBUILD\nSTATS\nCHURN\n' |
+	sim
+expect "SIZE takes effect at the next rebuild; CHURN counts all slots" \
+	test "$rc" -eq 0 -a "$(sed -n 1p "$TMP/out" | cut -d' ' -f1-2)" = \
+	"size=65537 next_size=251" -a \
+	"$(sed -n 3p "$TMP/out" | cut -d' ' -f1)" = "size=251" -a \
+	"$(sed -n 4p "$TMP/out")" = 251
+
+# --- churn ----------------------------------------------------------------
+
+{
+	nodes be 5
+	echo DIGEST
+	echo "ADD_NODE be6"
+	echo CHURN
+	echo "REMOVE_NODE be6"
+	echo CHURN
+	echo DIGEST
+} | sim
+mapfile -t o <"$TMP/out"
+lo=$((65537 * 16 / 100))
+hi=$((65537 * 18 / 100))
+expect "CHURN 5->6 is within 16%..18% of M (${o[1]})" \
+	test "${o[1]}" -ge "$lo" -a "${o[1]}" -le "$hi"
+expect "CHURN 6->5 is within 16%..18% of M (${o[2]})" \
+	test "${o[2]}" -ge "$lo" -a "${o[2]}" -le "$hi"
+expect "5->6->5 gives back the same DIGEST" test "${o[0]}" = "${o[3]}"
+
+{
+	nodes n 10
+	echo "ADD_NODE zero 0"
+	echo CHURN
+	echo "WEIGHT n3 1"
+	echo CHURN
+	echo REBUILD
+	echo CHURN
+} | sim
+expect "adding a weight-0 backend, a same-weight WEIGHT and REBUILD: CHURN 0" \
+	test "$(tr '\n' ' ' <"$TMP/out")" = "0 0 0 "
+
+# --- balance --------------------------------------------------------------
+
+# balanced FILE: max - min of COUNTS <= 1 and the sum is M
+balanced() {
+	awk -v m="$2" 'NR == 1 { lo = hi = $2 }
+		{ s += $2; if ($2 < lo) lo = $2; if ($2 > hi) hi = $2 }
+		END { exit !(hi - lo <= 1 && s == m) }' "$1"
+}
+for n in 3 7 100 1000; do
+	{ nodes "10.0.0.$n-" "$n" 5; echo COUNTS; } | sim
+	expect "COUNTS balanced within 1 for $n equal weights, sum M" \
+		balanced "$TMP/out" 65537
+done
+{ echo "SIZE 251"; nodes x 250; echo COUNTS; } | sim
+expect "COUNTS balanced within 1 for 250 backends in 251 slots" \
+	balanced "$TMP/out" 251
+
+{
+	echo "ADD_NODE w1 1"
+	echo "ADD_NODE w2 2"
+	echo "ADD_NODE w3 3"
+	echo "ADD_NODE w6 6"
+	echo COUNTS
+} | sim
+expect "COUNTS follow weights 1:2:3:6 within 1 slot per turn" \
+	awk '{ w = substr($1, 2); e = 65537 * w / 12
+	       if ($2 < e - w || $2 > e + w) bad = 1 }
+	     END { exit bad }' "$TMP/out"
+
+# --- insertion order ------------------------------------------------------
+
+for i in $(seq 1 40); do
+	echo "ADD_NODE 10.0.$((i / 8)).$i:80 $((i % 4))"
+done >"$TMP/add"
+echo "ADD_NODE [2001:db8::1]:80 2" >>"$TMP/add"
+order() {
+	{ cat; printf 'DIGEST\nCOUNTS\n'; } | sim
+	cp "$TMP/out" "$TMP/order.$1"
+}
+order fwd <"$TMP/add"
+tac "$TMP/add" | order rev
+awk 'NR % 2' "$TMP/add" >"$TMP/shuf"
+awk '!(NR % 2)' "$TMP/add" | tac >>"$TMP/shuf"
+order shuf <"$TMP/shuf"
+sort "$TMP/add" | order sorted
+expect "DIGEST and COUNTS do not depend on ADD_NODE order" \
+	test "$(md5sum "$TMP"/order.* | cut -d' ' -f1 | sort -u | wc -l)" -eq 1
+
+# --- draining -------------------------------------------------------------
+
+owners() {
+	local i
+
+	for i in $(seq 0 1008); do
+		echo "OWNER $i"
+	done
+}
+{
+	echo "SIZE 1009"
+	for i in 1 2 3 4 5; do
+		echo "ADD_NODE rs$i $i"
+	done
+	echo DIGEST
+	owners
+	echo "WEIGHT rs3 0"
+	echo CHURN
+	owners
+	echo COUNTS
+	echo "WEIGHT rs3 3"
+	echo CHURN
+	echo DIGEST
+} | sim
+d0=$(sed -n 1p "$TMP/out")
+sed -n 2,1010p "$TMP/out" >"$TMP/own0"
+churn=$(sed -n 1011p "$TMP/out")
+sed -n 1012,2020p "$TMP/out" >"$TMP/own1"
+sed -n 2021,2025p "$TMP/out" >"$TMP/counts"
+moved=$(paste -d' ' "$TMP/own0" "$TMP/own1" | awk '$1 != $2' | wc -l)
+moved_other=$(paste -d' ' "$TMP/own0" "$TMP/own1" |
+	awk '$1 != $2 && $1 != "rs3"' | wc -l)
+had=$(grep -c '^rs3$' "$TMP/own0")
+expect "drain moves only the drained backend's slots ($moved of $had)" \
+	test "$moved" -eq "$had" -a "$moved_other" -eq 0 -a "$churn" -eq "$had"
+expect "a drained backend owns nothing" grep -qx 'rs3 0' "$TMP/counts"
+expect "drain then restore gives back the original DIGEST" \
+	test "$(sed -n 2027p "$TMP/out")" = "$d0" \
+	-a "$(sed -n 2026p "$TMP/out")" -eq "$had"
+
+{
+	nodes n 4 2
+	echo DIGEST
+	echo "REMOVE_NODE n2"
+	echo DIGEST
+	echo "ADD_NODE n2 0"
+	echo DIGEST
+	echo "WEIGHT n2 0"
+	echo "WEIGHT n2 2"
+	echo DIGEST
+} | sim
+mapfile -t o <"$TMP/out"
+expect "a backend added with weight 0 does not drain" \
+	test "${o[1]}" != "${o[2]}" -a "${o[0]}" = "${o[3]}"
+
+# --- LOOKUP_ADDR ----------------------------------------------------------
+
+# seeds ADDR...: "LOOKUP_ADDR" of each address under 32 seeds, 100 backends
+seeds() {
+	local s a
+
+	nodes be 100
+	for s in $(seq 1 32); do
+		echo "SEED $s"
+		for a in "$@"; do
+			echo "LOOKUP_ADDR $a"
+		done
+	done
+}
+# differ A B: the owners of A and B differ for at least one seed
+differ() {
+	seeds "$1" "$2" | sim
+	[ "$rc" -eq 0 ] && paste -d' ' - - <"$TMP/out" | awk '$1 != $2' |
+		grep -q .
+}
+same() {
+	seeds "$1" "$2" | sim
+	[ "$rc" -eq 0 ] && ! paste -d' ' - - <"$TMP/out" | awk '$1 != $2' |
+		grep -q .
+}
+expect "LOOKUP_ADDR distinguishes 10.0.0.1:81 and 10.0.0.2:80" \
+	differ 10.0.0.1:81 10.0.0.2:80
+expect "LOOKUP_ADDR distinguishes 10.0.0.1:80 and 10.0.0.1:81" \
+	differ 10.0.0.1:80 10.0.0.1:81
+expect "LOOKUP_ADDR hashes the port only when given (10.0.0.1, 10.0.0.1:0)" \
+	differ 10.0.0.1 10.0.0.1:0
+expect "LOOKUP_ADDR distinguishes [2001:db8::1]:80 and 2001:db8::1" \
+	differ '[2001:db8::1]:80' 2001:db8::1
+expect "LOOKUP_ADDR [2001:db8::1] is 2001:db8::1" \
+	same '[2001:db8::1]' 2001:db8::1
+expect "LOOKUP_ADDR ::ffff:10.0.0.1 is not 10.0.0.1" \
+	differ ::ffff:10.0.0.1 10.0.0.1
+expect "LOOKUP_ADDR 2001:db8:0:0::1 is 2001:db8::1" \
+	same 2001:db8:0:0::1 2001:db8::1
+{
+	nodes be 100
+	for s in $(seq 1 32); do
+		echo "SEED $s"
+		echo "LOOKUP_ADDR 10.0.0.1:80"
+		echo "LOOKUP 10.0.0.1:80"
+	done
+} | sim
+expect "LOOKUP_ADDR hashes bytes, not the text" \
+	sh -c "paste -d' ' - - <'$TMP/out' | awk '\$1 != \$2' | grep -q ."
+
+# --- golden transcripts from the independent model -------------------------
+
+for f in "$HERE"/golden/*.in; do
+	name=$(basename "$f" .in)
+	sim <"$f"
+	if [ "$rc" -eq 0 ] && [ ! -s "$TMP/err" ] &&
+	   cmp -s "$TMP/out" "${f%.in}.out"; then
+		pass "golden $name: maglev-sim prints golden/$name.out"
+	else
+		fail "golden $name: maglev-sim differs from golden/$name.out"
+		diff "${f%.in}.out" "$TMP/out" | head -5
+		head -3 "$TMP/err"
+	fi
+	if command -v python3 >/dev/null; then
+		python3 "$HERE/model.py" <"$f" >"$TMP/model" 2>&1
+		expect "golden $name: model.py still produces it" \
+			cmp -s "$TMP/model" "${f%.in}.out"
+	fi
+done
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

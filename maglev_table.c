@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * maglev_table.c - Maglev lookup table: preference sequences, the
- * round-robin fill, weights, draining, churn, digest and the key hash.
+ * Maglev lookup table: preference sequences, the round-robin fill,
+ * weights, draining, churn, digest and the key hash.
  *
  * The algorithm only.  It compiles unchanged into ip_vs_maglev.ko and into
  * the userspace tools through maglev_compat.h, and it never allocates: the
@@ -97,7 +97,7 @@ size_t maglev_table_bytes(u32 size)
 
 static size_t bitmap_bytes(u32 size)
 {
-	return DIV_ROUND_UP((size_t)size, 64) * sizeof(u64);
+	return ((size_t)size + 63) / 64 * sizeof(u64);
 }
 
 /**
@@ -399,6 +399,22 @@ static u32 collect_empty(const u64 *bm, u32 size, u32 *empty)
 	return k;
 }
 
+/* Walk a backend's preference sequence to its first empty slot. */
+static inline u32 walk(const u64 *bm, const struct maglev_cursor *c,
+		       u32 size, u64 *probes)
+{
+	u32 pos = c->pos;
+
+	while (test_bit64(bm, pos)) {
+		pos += c->skip;
+		if (pos >= size)
+			pos -= size;
+		(*probes)++;
+	}
+	(*probes)++;
+	return pos;
+}
+
 /**
  * maglev_fill() - the Maglev round-robin fill
  * @t: table to fill, maglev_table_bytes(@size) bytes
@@ -457,20 +473,14 @@ void maglev_fill(struct maglev_table *t, u32 size,
 			struct maglev_cursor *c = &cur[i];
 
 			for (k = 0; k < c->turns; k++) {
-				u32 pos = c->pos;
+				u32 pos;
 
 				if (likely(!tail)) {
-					while (test_bit64(bm, pos)) {
-						pos += c->skip;
-						if (pos >= size)
-							pos -= size;
-						probes++;
-					}
-					probes++;
+					pos = walk(bm, c, size, &probes);
 				} else {
+					probes += nr_empty;
 					pos = fill_tail(c, empty, nr_empty--,
 							size);
-					probes += nr_empty + 1;
 				}
 				set_bit64(bm, pos);
 				t->slot[pos] = (u16)i;
@@ -479,8 +489,7 @@ void maglev_fill(struct maglev_table *t, u32 size,
 				if (!--left)
 					goto done;
 				if (!tail && left <= TAIL_SLOTS) {
-					nr_empty = collect_empty(bm, size,
-								 empty);
+					nr_empty = collect_empty(bm, size, empty);
 					tail = true;
 				}
 			}

@@ -39,39 +39,45 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
+#include <linux/types.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-typedef int64_t s64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+
+#define U32_MAX		UINT32_MAX
 
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 
-#ifndef WARN_ON_ONCE
-#define WARN_ON_ONCE(cond)	unlikely(!!(cond))
-#endif
+/* Userspace has no once-only state to keep: warn every time. */
+#define WARN_ON_ONCE(cond) ({						\
+	bool _c = !!(cond);						\
+	if (unlikely(_c))						\
+		fprintf(stderr, "WARNING: %s:%d\n", __FILE__, __LINE__);	\
+	_c;								\
+})
 
-#ifndef min
-#define min(a, b)	((a) < (b) ? (a) : (b))
-#define max(a, b)	((a) > (b) ? (a) : (b))
-#endif
+#define min(a, b) ({			\
+	typeof(a) _a = (a);		\
+	typeof(b) _b = (b);		\
+	_a < _b ? _a : _b;		\
+})
 
-#ifndef DIV_ROUND_UP
-#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
-#endif
-
-#ifndef U32_MAX
-#define U32_MAX		UINT32_MAX
-#endif
+#define max(a, b) ({			\
+	typeof(a) _a = (a);		\
+	typeof(b) _b = (b);		\
+	_a > _b ? _a : _b;		\
+})
 
 static inline u32 maglev_mod64(u64 x, u32 m)
 {

@@ -21,8 +21,8 @@ static void *test_alloc(struct kunit *test, size_t n)
 	void *p = kvzalloc(n, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, kvfree_action,
-							    p));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, kvfree_action, p));
 	return p;
 }
 

@@ -10,6 +10,8 @@
 #include "maglev_table.h"
 #include "maglev_ref.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static unsigned int passed, failed;
 static const char *cur_test;
 static bool cur_ok;
@@ -192,9 +194,9 @@ static void test_primes(void)
 				    5000011 };
 	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		check(!maglev_is_prime(bad[i]), "%u is not prime", bad[i]);
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(good); i++)
 		check(maglev_is_prime(good[i]), "%u is prime", good[i]);
 }
 
@@ -206,12 +208,12 @@ static void test_check_size(void)
 	const char *why;
 	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		why = NULL;
 		check(maglev_check_size(bad[i], &why) == -EINVAL && why,
 		      "size %u accepted", bad[i]);
 	}
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(good); i++)
 		check(!maglev_check_size(good[i], NULL), "size %u rejected",
 		      good[i]);
 }
@@ -251,7 +253,7 @@ static void test_unweighted_balance(void)
 	size_t k;
 	u32 i;
 
-	for (k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+	for (k = 0; k < ARRAY_SIZE(ns); k++) {
 		struct set s;
 		u32 lo = ~0U, hi = 0, sum = 0;
 

@@ -531,7 +531,7 @@ static int cmd_digest(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("%016" PRIx64 "\n", s->cur->digest);
+	printf("%016llx\n", s->cur->digest);
 	return 0;
 }
 
@@ -555,8 +555,8 @@ static int cmd_stats(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("size=%u next_size=%u seed=%" PRIu64
-	       " backends=%u filled=%u fills=%u probes=%" PRIu64 "\n",
+	printf("size=%u next_size=%u seed=%llu"
+	       " backends=%u filled=%u fills=%u probes=%llu\n",
 	       s->cur->size, s->next_size, s->seed, s->cur_n,
 	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes);
 	return 0;

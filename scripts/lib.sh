@@ -34,6 +34,7 @@ need_pkgs() {
 }
 
 # Packages to build a kernel and out-of-tree modules.
+# shellcheck disable=SC2034
 BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 	    xz-utils cpio kmod linux-source-6.12)
 
@@ -76,4 +77,50 @@ stock_kver() {
 			{ echo "$v"; return 0; }
 	done
 	return 1
+}
+
+# Results: every check prints "PASS: <what>" or "FAIL: <what>" and the
+# script ends with summary, which prints "N passed, N failed".
+PASSED=0
+FAILED=0
+pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+# tally: read PASS:/FAIL:/SKIP: lines on stdin, count and echo them.
+tally() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		'PASS: '*) pass "${line#PASS: }" ;;
+		'FAIL: '*) fail "${line#FAIL: }" ;;
+		*) echo "$line" ;;
+		esac
+	done
+}
+summary() {
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+}
+
+# Module source files copied by stage_sources.
+MODULE_SOURCES=(Kbuild Makefile dkms.conf include kunit maglev_main.c maglev_table.c)
+
+# stage_sources DEST: copy the module sources (no build products) into DEST,
+# so builds for different kernels neither share objects nor touch the tree.
+stage_sources() {
+	local f
+	rm -rf "$1"
+	mkdir -p "$1"
+	for f in "${MODULE_SOURCES[@]}"; do
+		[ -e "$TOP/$f" ] || continue
+		tar -C "$TOP" -cf - --exclude='*.o' --exclude='*.ko' \
+			--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
+			--exclude=modules.order --exclude=Module.symvers "$f" |
+			tar -C "$1" -xf -
+	done
+}
+
+# Work directory for logs and builds: build/check/ in the tree.
+work_dir() {
+	mkdir -p "$TOP/build/check/$1"
+	echo "$TOP/build/check/$1"
 }

@@ -1,0 +1,105 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# /init of the guest initramfs built by scripts/mkinitramfs.sh (busybox sh).
+#
+# The kernel command line says what to do:
+#   maglev.job=kunit       insmod /maglev/kunit/*.ko, dump their KTAP results
+#   maglev.job=test:FILE   insmod /maglev/deps/* (in deps.list order) and
+#                          /maglev/ip_vs_maglev.ko, run /maglev/tests/FILE
+#   maglev.timeout=SECS    limit for one test (default 60)
+#
+# Kernel messages go to the console (ttyS0). Results go to ttyS1, one
+# line each, read by scripts/vmlib.sh:
+#   @@ BEGIN <name> / <test output> / @@ END <name> <exit status>
+#   @@ KTAP <suite> / <debugfs results> / @@ KTAP-END
+#   FAIL: <text>            harness failure outside a test
+#   @@ TAINT <n>  and finally  @@ DONE
+
+export PATH=/maglev/bin:/maglev:/usr/sbin:/usr/bin:/sbin:/bin
+/bin/busybox mkdir -p /proc /sys /dev /tmp /run
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug
+ip link set lo up
+
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1 </dev/null
+
+arg() { sed -n "s/.*maglev\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
+job=$(arg job)
+tmo=$(arg timeout)
+tmo=${tmo:-60}
+
+export MAGLEV_DIR=/maglev
+export MAGLEV_KO=/maglev/ip_vs_maglev.ko
+export MAGLEV_SIM=/maglev/maglev-sim
+export MAGLEV_KERNEL
+MAGLEV_KERNEL=$(uname -r)
+
+# load FILE: insmod, reporting a failure on the results port.
+load() {
+	if ! out=$(insmod "$1" 2>&1); then
+		echo "FAIL: insmod ${1##*/}: $out" >&3
+		return 1
+	fi
+}
+
+modname() { n=${1##*/}; n=${n%.ko}; echo "$n" | tr - _; }
+
+loaded() { grep -q "^$1 " /proc/modules; }
+
+run_kunit() {
+	mods=
+	for m in /maglev/kunit/*.ko; do
+		[ -e "$m" ] || { echo "FAIL: no KUnit modules in the initramfs" >&3; return; }
+		load "$m" && mods="$(modname "$m") $mods"
+	done
+	for r in /sys/kernel/debug/kunit/*/results; do
+		[ -e "$r" ] || continue
+		s=${r%/results}
+		echo "@@ KTAP ${s##*/}" >&3
+		cat "$r" >&3
+		echo "@@ KTAP-END" >&3
+	done
+	for m in $mods; do
+		rmmod "$m" || echo "FAIL: rmmod $m" >&3
+	done
+}
+
+run_test() {
+	name=$1
+	if [ -f /maglev/deps.list ]; then
+		while read -r m; do
+			load "/maglev/deps/$m" || true
+		done </maglev/deps.list
+	fi
+	load "$MAGLEV_KO" || true
+	echo "@@ BEGIN $name" >&3
+	(cd /tmp && timeout "$tmo" sh "/maglev/tests/$name") >&3 2>&1
+	echo "@@ END $name $?" >&3
+	ipvsadm -C >/dev/null 2>&1
+	if loaded ip_vs_maglev && ! rmmod ip_vs_maglev; then
+		echo "FAIL: $name: rmmod ip_vs_maglev after the test" >&3
+	fi
+}
+
+echo "@@ UNAME $MAGLEV_KERNEL" >&3
+case $job in
+kunit)	run_kunit ;;
+test:*)	run_test "${job#test:}" ;;
+*)	echo "FAIL: unknown maglev.job '$job'" >&3 ;;
+esac
+
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	sleep 6	# kmemleak ignores objects younger than 5 s
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >/dev/console
+fi
+echo "@@ TAINT $(cat /proc/sys/kernel/tainted)" >&3
+echo "@@ DONE" >&3
+exec 3>&-
+reboot -f

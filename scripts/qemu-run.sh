@@ -1,0 +1,26 @@
+#!/bin/bash
+# qemu-run.sh KERNEL INITRD CONSOLE_LOG RESULTS_LOG [KERNEL ARGS...]
+#
+# Boot KERNEL with INITRD under QEMU (TCG, never a network device) and wait
+# for the guest to "reboot -f". The kernel console (ttyS0) is written to
+# CONSOLE_LOG, the guest's second serial port (ttyS1) to RESULTS_LOG.
+# Environment: QEMU_TIMEOUT (seconds, default 120), QEMU_MEM (default 1G),
+# QEMU_SMP (default 2). Exit status is QEMU's, or 124 on timeout.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 4 ] || die "usage: $0 KERNEL INITRD CONSOLE_LOG RESULTS_LOG [ARGS...]"
+kernel=$1 initrd=$2 console=$3 results=$4
+shift 4
+need_pkgs qemu-system-x86
+
+: >"$console"
+: >"$results"
+timeout -k 5 "${QEMU_TIMEOUT:-120}" \
+	qemu-system-x86_64 -nodefaults -no-user-config \
+	-machine pc -accel tcg -cpu max \
+	-m "${QEMU_MEM:-1G}" -smp "${QEMU_SMP:-2}" \
+	-nic none -no-reboot -display none -monitor none \
+	-serial "file:$console" -serial "file:$results" \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 $*" </dev/null

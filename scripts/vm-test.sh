@@ -1,0 +1,80 @@
+#!/bin/bash
+# vm-test.sh: KUnit and guest end-to-end tests under QEMU with the test
+# kernel (scripts/build-kernel.sh, KFLAVOUR=default or debug).
+#
+# One boot runs the KUnit modules built from kunit/ and reads their KTAP
+# from debugfs; the suite maglev_table must be there. Then one boot per
+# scripts/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded. The guest
+# side and the PASS:/FAIL: convention are described in scripts/README.
+# Logs: build/check/vm-$KFLAVOUR/.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/vmlib.sh"
+
+KFLAVOUR=${KFLAVOUR:-default}
+export KFLAVOUR
+[ "$KFLAVOUR" = default ] || export QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
+KUNIT_SUITES=${KUNIT_SUITES:-maglev_table}
+
+kdir=$("$TOP/scripts/build-kernel.sh")
+w=$(work_dir "vm-$KFLAVOUR")
+rm -rf "$w/root" "$w/tools"
+mkdir -p "$w/root/maglev/kunit" "$w/root/maglev/tests" "$w/root/maglev/bin"
+stage_sources "$w/src"
+
+built=1
+if [ ! -f "$w/src/Kbuild" ]; then
+	fail "test kernel: no Kbuild, module sources missing"
+	built=0
+elif make -C "$kdir" M="$w/src" modules >"$w/module.log" 2>&1; then
+	pass "test kernel: build ip_vs_maglev.ko"
+	cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
+else
+	fail "test kernel: build ip_vs_maglev.ko (see $w/module.log)"
+	tail -n 30 "$w/module.log"
+	built=0
+fi
+
+if [ ! -f "$w/src/kunit/Kbuild" ]; then
+	fail "test kernel: no kunit/Kbuild, KUnit tests missing"
+elif make -C "$kdir" M="$w/src/kunit" modules >"$w/kunit.log" 2>&1; then
+	pass "test kernel: build KUnit modules"
+	cp "$w/src/kunit/"*.ko "$w/root/maglev/kunit/"
+else
+	fail "test kernel: build KUnit modules (see $w/kunit.log)"
+	tail -n 30 "$w/kunit.log"
+fi
+
+if make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
+	find "$w/tools" -maxdepth 1 -type f -perm -u+x \
+		-exec cp {} "$w/root/maglev/bin/" \;
+	[ -f "$w/tools/maglev-sim" ] && cp "$w/tools/maglev-sim" "$w/root/maglev/"
+else
+	fail "test kernel: make tools (see $w/tools.log)"
+	tail -n 30 "$w/tools.log"
+fi
+
+tests=()
+for t in "$TOP"/scripts/guest/[0-9]*.sh; do
+	[ -f "$t" ] || continue
+	cp "$t" "$w/root/maglev/tests/"
+	tests+=("${t##*/}")
+done
+
+"$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
+bzimage=$kdir/arch/x86/boot/bzImage
+
+vm_boot kunit "$bzimage" "$w/initramfs.cpio" "$w" "$KUNIT_SUITES" \
+	maglev.job=kunit
+
+if [ ${#tests[@]} -eq 0 ]; then
+	fail "guest: no tests in scripts/guest/"
+elif [ "$built" -eq 0 ]; then
+	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
+else
+	for t in "${tests[@]}"; do
+		vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" "$w" "" \
+			"maglev.job=test:$t" "maglev.timeout=${GUEST_TIMEOUT:-60}"
+	done
+fi
+summary

@@ -1,0 +1,44 @@
+# shellcheck shell=bash
+# Booting a guest and judging the result. Source after lib.sh.
+
+# Console lines that mean the kernel found a bug.
+KERNEL_BUG_RE='-+\[ cut here \]-+|WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
+# Taint flags that mean the same: B (bad page), D (died), W (warning),
+# L (soft lockup).
+TAINT_BAD=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))
+
+# vm_boot LABEL KERNEL INITRD LOGDIR WANT_SUITES [KERNEL ARGS...]
+# Boot once, print PASS/FAIL lines for everything the guest reported and
+# for kernel problems on the console, and add them to the totals.
+vm_boot() {
+	local label=$1 kernel=$2 initrd=$3 logs=$4 want=$5
+	shift 5
+	local con="$logs/${label//\//-}.console" res="$logs/${label//\//-}.results"
+	local before=$FAILED start rc=0 taint bad
+	start=$(date +%s)
+	"$TOP/scripts/qemu-run.sh" "$kernel" "$initrd" "$con" "$res" "$@" ||
+		rc=$?
+	[ "$rc" -eq 124 ] && fail "$label: QEMU timed out after ${QEMU_TIMEOUT:-120}s"
+	tally < <(awk -v label="$label" -v want="$want" \
+		-f "$TOP/scripts/results.awk" "$res")
+
+	bad=$(tr -d '\r' <"$con" | grep -E -m 5 -- "$KERNEL_BUG_RE" || true)
+	[ -n "$bad" ] && fail "$label: kernel reported: $(echo "$bad" | head -n 1)"
+	taint=$(tr -d '\r' <"$res" | sed -n 's/^@@ TAINT //p')
+	if [ -n "$taint" ] && [ $(( taint & TAINT_BAD )) -ne 0 ]; then
+		fail "$label: kernel tainted ($taint) by a warning or oops"
+	fi
+	log "$label: guest ran in $(( $(date +%s) - start ))s (logs: $logs)"
+
+	if [ "$FAILED" -ne "$before" ]; then
+		echo "---- $label: results port ----"
+		tr -d '\r' <"$res" | grep -v '^@@ ' | sed 's/^/| /'
+		echo "---- $label: console ----"
+		if [ -n "$bad" ]; then
+			tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE"
+		else
+			tr -d '\r' <"$con" | tail -n 30
+		fi | sed 's/^/| /'
+		echo "----"
+	fi
+}

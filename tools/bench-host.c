@@ -28,7 +28,7 @@
 
 #define RUNS		9
 #define LOOKUP_KEYS	10000000U
-#define SAMPLE_SLOTS	(1U << 18)	/* repeat small fills up to this */
+#define SAMPLE_SLOTS	262144U	/* repeat small fills up to this */
 #define TARGET_M	65537U
 #define TARGET_N	1000U
 #define TARGET_NS	1000000ULL	/* build target: 1 ms, stretch 0.5 ms */
@@ -39,8 +39,11 @@ static const u32 counts[] = { 10, 100, 1000 };
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* Keeps results alive so that the compiler cannot drop the work. */
-static volatile u64 sink;
+/*
+ * Results are folded in here and printed at the end, so that the compiler
+ * cannot drop the work being timed.
+ */
+static u64 sink;
 
 static u64 now_ns(void)
 {
@@ -257,9 +260,9 @@ static void bench_builds(u64 *target_fill, u64 *target_build)
 			point_free(&p);
 		}
 	}
-	printf("\n(all tables checked bit-identical to maglev_ref_fill; "
-	       "%s = %s)\n", v_name[V_BUILD],
-	       "maglev_build: sort, offsets, turns, fill, counts, digest");
+	printf("\nAll tables checked bit-identical to maglev_ref_fill.\n");
+	printf("%s = maglev_build(): sort, offsets, turns, fill, counts, digest.\n",
+	       v_name[V_BUILD]);
 }
 
 /* maglev_build() with one of N backends draining: two fills. */
@@ -337,10 +340,10 @@ static double bench_lookups(void)
 	double target = 0;
 	unsigned int i, r, k;
 
-	printf("\nLookups: N = %u, %u different 6-byte IPv4+port keys per "
-	       "pass, table in\ncache, median of %d passes, ns per key "
-	       "(hash+lookup; each half alone).\n\n", TARGET_N,
-	       LOOKUP_KEYS, RUNS);
+	printf("\nLookups: N = %u, %u different 6-byte IPv4+port keys per pass,\n",
+	       TARGET_N, LOOKUP_KEYS);
+	printf("table in cache, median of %d passes, ns per key\n", RUNS);
+	printf("(hash+lookup, and each half alone).\n\n");
 	printf("%8s %12s %9s %9s\n", "M", "hash+lookup", "hash", "lookup");
 
 	for (i = 0; i < ARRAY_LEN(sizes); i++) {
@@ -395,8 +398,8 @@ int main(void)
 	printf("\n");
 	bench_builds(&fill, &build);
 	drain = bench_drain_build(TARGET_M, TARGET_N);
-	printf("maglev_build, M = %u, N = %u, one backend draining "
-	       "(two fills): %.3f ms\n", TARGET_M, TARGET_N, ms(drain));
+	printf("maglev_build, M = %u, N = %u, one backend draining (two fills): %.3f ms\n",
+	       TARGET_M, TARGET_N, ms(drain));
 	look = bench_lookups();
 
 	printf("\nTargets (M = %u, N = %u):\n", TARGET_M, TARGET_N);
@@ -410,5 +413,6 @@ int main(void)
 	       build <= TARGET_NS / 2 ? "met" : "missed");
 	printf("  hash+lookup  %.2f ns median  (target <= %.0f ns: %s)\n",
 	       look, TARGET_LOOKUP, look <= TARGET_LOOKUP ? "met" : "MISSED");
+	printf("(checksum %016llx)\n", sink);
 	return 0;
 }

@@ -96,8 +96,14 @@ struct sim {
 	char why[160];
 };
 
-static int sim_fail(struct sim *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+static __printf(2, 3) int sim_fail(struct sim *s, const char *fmt, ...);
 
 static int sim_fail(struct sim *s, const char *fmt, ...)
 {
@@ -452,14 +458,17 @@ static int cmd_lookup(struct sim *s, int argc, char **argv)
 static int parse_addr(struct sim *s, const char *str, u8 *key)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
-	const char *port = NULL, *colon;
+	char *addr = buf, *port = NULL, *colon;
+	size_t len = strlen(str);
 	u32 alen, p;
 	int af;
 
-	if (strlen(str) >= sizeof(buf))
+	if (len >= sizeof(buf))
 		return sim_fail(s, "bad address '%s'", str);
-	if (str[0] == '[') {
-		const char *end = strchr(str, ']');
+	memcpy(buf, str, len + 1);
+	colon = strchr(buf, ':');
+	if (buf[0] == '[') {
+		char *end = strchr(buf, ']');
 
 		if (!end)
 			return sim_fail(s, "bad address '%s': no ']'", str);
@@ -467,30 +476,23 @@ static int parse_addr(struct sim *s, const char *str, u8 *key)
 			port = end + 2;
 		else if (end[1])
 			return sim_fail(s, "bad address '%s'", str);
-		memcpy(buf, str + 1, end - str - 1);
-		buf[end - str - 1] = '\0';
+		*end = '\0';
+		addr = buf + 1;
 		af = AF_INET6;
-		alen = 16;
+	} else if (colon && strchr(colon + 1, ':')) {
+		/* two colons or more: IPv6, which cannot carry a port */
+		af = AF_INET6;
 	} else {
-		colon = strchr(str, ':');
-		if (colon && strchr(colon + 1, ':')) {
-			/* two colons or more: IPv6, which cannot carry a port */
-			strcpy(buf, str);
-			af = AF_INET6;
-			alen = 16;
-		} else {
-			strcpy(buf, str);
-			if (colon) {
-				buf[colon - str] = '\0';
-				port = colon + 1;
-			}
-			af = AF_INET;
-			alen = 4;
+		if (colon) {
+			*colon = '\0';
+			port = colon + 1;
 		}
+		af = AF_INET;
 	}
-	if (inet_pton(af, buf, key) != 1)
+	alen = af == AF_INET ? 4 : 16;
+	if (inet_pton(af, addr, key) != 1)
 		return sim_fail(s, "bad %s address '%s'",
-				af == AF_INET ? "IPv4" : "IPv6", buf);
+				af == AF_INET ? "IPv4" : "IPv6", addr);
 	if (!port)
 		return (int)alen;
 	if (parse_u32(s, port, 65535, "port", &p))
@@ -555,8 +557,7 @@ static int cmd_stats(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("size=%u next_size=%u seed=%llu"
-	       " backends=%u filled=%u fills=%u probes=%llu\n",
+	printf("size=%u next_size=%u seed=%llu backends=%u filled=%u fills=%u probes=%llu\n",
 	       s->cur->size, s->next_size, s->seed, s->cur_n,
 	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes);
 	return 0;
@@ -605,7 +606,7 @@ static int sim_line(struct sim *s, char *line)
 	}
 	argv[argc] = NULL;
 
-	for (i = 0; i < sizeof(sim_cmds) / sizeof(sim_cmds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sim_cmds); i++) {
 		if (!strcasecmp(argv[0], sim_cmds[i].name)) {
 			c = &sim_cmds[i];
 			break;

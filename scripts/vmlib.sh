@@ -22,23 +22,25 @@ vm_boot() {
 	tally < <(awk -v label="$label" -v want="$want" \
 		-f "$TOP/scripts/results.awk" "$res")
 
-	bad=$(tr -d '\r' <"$con" | grep -E -m 5 -- "$KERNEL_BUG_RE" || true)
-	[ -n "$bad" ] && fail "$label: kernel reported: $(echo "$bad" | head -n 1)"
+	bad=$(tr -d '\r' <"$con" | grep -E -m 1 -- "$KERNEL_BUG_RE" || true)
+	[ -n "$bad" ] && fail "$label: kernel reported: $bad"
 	taint=$(tr -d '\r' <"$res" | sed -n 's/^@@ TAINT //p')
-	if [ -n "$taint" ] && [ $(( taint & TAINT_BAD )) -ne 0 ]; then
+	if [ -z "$bad" ] && [ -n "$taint" ] &&
+	   [ $(( taint & TAINT_BAD )) -ne 0 ]; then
 		fail "$label: kernel tainted ($taint) by a warning or oops"
 	fi
 	log "$label: guest ran in $(( $(date +%s) - start ))s (logs: $logs)"
 
-	if [ "$FAILED" -ne "$before" ]; then
-		echo "---- $label: results port ----"
-		tr -d '\r' <"$res" | grep -v '^@@ ' | sed 's/^/| /'
-		echo "---- $label: console ----"
-		if [ -n "$bad" ]; then
-			tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE"
-		else
-			tr -d '\r' <"$con" | tail -n 30
-		fi | sed 's/^/| /'
-		echo "----"
+	[ "$FAILED" -ne "$before" ] || return 0
+	echo "---- $label: results port ----"
+	tr -d '\r' <"$res" | grep -v '^@@ ' | sed 's/^/| /'
+	if [ -n "$bad" ]; then
+		echo "---- $label: console from the first kernel report ----"
+		tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE" |
+			sed 's/^/| /'
+	elif ! grep -q '^@@ DONE' "$res"; then
+		echo "---- $label: console tail ----"
+		tr -d '\r' <"$con" | tail -n 30 | sed 's/^/| /'
 	fi
+	echo "----"
 }

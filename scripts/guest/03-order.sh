@@ -1,0 +1,74 @@
+#!/bin/sh
+# Guest test 3: order independence. The same destinations added in
+# different orders, to two services here and to one in another namespace,
+# give identical digests and identical choices for the same flows. The same
+# run with "-s mh" prints how many flows differ there (informational).
+. "${0%/*}/lib.sh"
+
+setup_net 3
+warm_up
+V=10.0.0.1
+if have_udpflows; then naddr=10 nport=100; else naddr=3 nport=10; fi
+
+# add_service SCHED PORT ORDER [NETNS]: UDP service on $V:PORT with the
+# real servers 10.1.I.1:80 (weight I) added in ORDER, with port hashing.
+add_service() {
+	in_ns "${4:-}" ipvsadm -A -u "$V:$2" -s "$1" -b flag-2 || fail "ipvsadm -A $1 $2"
+	for i in $3; do
+		in_ns "${4:-}" ipvsadm -a -u "$V:$2" -r "10.1.$i.1:80" -m -w "$i" ||
+			fail "ipvsadm -a $2 10.1.$i.1"
+	done
+}
+
+add_service maglev 80 "1 2 3"
+add_service maglev 81 "3 1 2"
+add_service maglev 82 "2 3 1"
+ip netns add other
+add_service maglev 80 "2 1 3" other
+
+d80=$(svc_field "UDP $V:80" digest)
+expect_eq "digest with order 3 1 2 equals order 1 2 3" \
+	"$(svc_field "UDP $V:81" digest)" "$d80"
+expect_eq "digest with order 2 3 1 equals order 1 2 3" \
+	"$(svc_field "UDP $V:82" digest)" "$d80"
+expect_eq "digest in another namespace with order 2 1 3" \
+	"$(svc_field "UDP $V:80" digest other)" "$d80"
+: >"$T/s"
+for i in 1 2 3; do echo "ADD_NODE 10.1.$i.1:80 $i" >>"$T/s"; done
+check_sim "UDP $V:80" "UDP $V:80" "$T/s"
+
+addrs=$(client_addrs 4 $naddr)
+for p in 80 81 82; do
+	# shellcheck disable=SC2086
+	flows $V $p 20000 $nport $addrs >"$T/f.$p"
+	conns $V $p | sort >"$T/c.$p"
+done
+nflows=$(wc -l <"$T/f.80")
+expect_eq "every flow to port 80 got a connection" "$(wc -l <"$T/c.80")" "$nflows"
+for p in 81 82; do
+	if [ -s "$T/c.80" ] && cmp -s "$T/c.80" "$T/c.$p"; then
+		pass "port $p: all $nflows choices equal port 80's"
+	else
+		fail "port $p: choices differ from port 80's ($(wc -l <"$T/c.$p") conns)"
+	fi
+done
+predict "$T/f.80" "$T/s" 1 >"$T/p.80"
+compare_choices "UDP $V:80" "$T/f.80" "$T/p.80" $V 80
+
+# The same with mh: its table depends on the order of the destinations.
+add_service mh 90 "1 2 3"
+add_service mh 91 "3 1 2"
+for p in 90 91; do
+	# shellcheck disable=SC2086
+	flows $V $p 20000 $nport $addrs >/dev/null
+	conns $V $p | sort >"$T/c.$p"
+done
+diff=$(awk 'NR == FNR { d[$1 " " $2] = $3; next }
+	($1 " " $2) in d && d[$1 " " $2] != $3 { n++ } END { print n + 0 }' \
+	"$T/c.90" "$T/c.91")
+info "mh, same dests in orders 1 2 3 and 3 1 2: $diff of $nflows flows differ (maglev: 0)"
+check "mh comparison ran ($(wc -l <"$T/c.90") and $(wc -l <"$T/c.91") conns)" \
+	[ -s "$T/c.90" ] -a -s "$T/c.91"
+
+cleanup_net
+finish

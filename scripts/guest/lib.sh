@@ -1,0 +1,329 @@
+# shellcheck shell=sh
+# Helpers for the guest tests in this directory (busybox sh). Source it:
+#	. "${0%/*}/lib.sh"
+#
+# Environment from scripts/guest-init.sh: MAGLEV_KO (the module, already
+# loaded), MAGLEV_SIM (maglev-sim), MAGLEV_DIR. Every check prints one
+# "PASS: text" or "FAIL: text" line; finish exits 1 if any check failed.
+
+MAGLEV_KO=${MAGLEV_KO:-/maglev/ip_vs_maglev.ko}
+MAGLEV_SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
+PROC=/proc/net/ip_vs_maglev
+PARAMS=/sys/module/ip_vs_maglev/parameters
+NFAIL=0
+T=$(mktemp -d /tmp/mgtest.XXXXXX)
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; NFAIL=$((NFAIL + 1)); }
+info() { echo "# $*"; }
+
+# check TEXT CMD...: PASS if CMD succeeds.
+check() {
+	_what=$1
+	shift
+	if "$@"; then pass "$_what"; else fail "$_what"; fi
+}
+
+# expect_eq TEXT GOT WANT
+expect_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1 ($2)"
+	else
+		fail "$1: got '$2', want '$3'"
+	fi
+}
+
+finish() {
+	[ "$NFAIL" -eq 0 ]
+	exit
+}
+
+# run CMD...: run a command that must succeed, FAIL (with its output) if not.
+run() {
+	if ! _out=$("$@" 2>&1); then
+		fail "$*: $_out"
+		return 1
+	fi
+}
+
+# --- /proc/net/ip_vs_maglev ------------------------------------------------
+
+# svc_field SERVICE KEY [NETNS]: value of KEY on the service line of SERVICE
+# ("TCP 10.0.0.1:80", "FWM 42"). Empty if the service is not listed.
+svc_field() {
+	in_ns "${3:-}" cat $PROC | awk -v s="$1" -v k="$2" '
+		$1 == "service" && $2 " " $3 == s {
+			for (i = 4; i < NF; i += 2)
+				if ($i == k)
+					print $(i + 1)
+		}'
+}
+
+# svc_dests SERVICE [NETNS]: "NAME WEIGHT SLOTS" per dest of SERVICE.
+svc_dests() {
+	in_ns "${2:-}" cat $PROC | awk -v s="$1" '
+		$1 == "service" { on = ($2 " " $3 == s); next }
+		on && $1 == "dest" { print $2, $4, $6 }'
+}
+
+# svc_listed SERVICE [NETNS]: true if SERVICE is in the namespace's /proc.
+svc_listed() {
+	in_ns "${2:-}" cat $PROC |
+		awk -v s="$1" '$1 == "service" && $2 " " $3 == s { f = 1 }
+			END { exit !f }'
+}
+
+# in_ns NETNS CMD...: run CMD in NETNS, or here if NETNS is empty.
+in_ns() {
+	_ns=$1
+	shift
+	if [ -n "$_ns" ]; then
+		ip netns exec "$_ns" "$@"
+	else
+		"$@"
+	fi
+}
+
+# --- maglev-sim --------------------------------------------------------------
+
+# sim FILE: run maglev-sim on the commands in FILE (stderr to stdout).
+sim() {
+	"$MAGLEV_SIM" <"$1" 2>&1
+}
+
+# sim_backends SERVICE: SIM commands that add the dests of SERVICE as
+# /proc lists them, draining ones included; for "WEIGHT x 0" draining use
+# the sim's own commands instead.
+sim_backends() {
+	svc_dests "$1" | while read -r n w s; do
+		echo "ADD_NODE $n $w"
+	done
+}
+
+# check_sim TEXT SERVICE CMDFILE: the digest and the slot counts of SERVICE
+# in /proc equal maglev-sim's for the commands in CMDFILE (which must end
+# with a table matching SERVICE; DIGEST and COUNTS are appended here).
+check_sim() {
+	cp "$3" "$T/sim.in"
+	printf 'DIGEST\nCOUNTS\n' >>"$T/sim.in"
+	sim "$T/sim.in" >"$T/sim.out"
+	_sd=$(sed -n 1p "$T/sim.out")
+	_kd=$(svc_field "$2" digest)
+	if [ -n "$_kd" ] && [ "$_kd" = "$_sd" ]; then
+		pass "$1: digest $_kd equals maglev-sim's"
+	else
+		fail "$1: digest '$_kd' in /proc, maglev-sim says '$_sd'"
+		cat "$T/sim.out"
+		cat $PROC
+	fi
+	sed 1d "$T/sim.out" >"$T/sim.counts"
+	svc_dests "$2" | awk '{ print $1, $3 }' >"$T/k.counts"
+	if cmp -s "$T/sim.counts" "$T/k.counts"; then
+		pass "$1: slot counts equal maglev-sim's"
+	else
+		fail "$1: slot counts differ from maglev-sim's"
+		diff "$T/sim.counts" "$T/k.counts"
+	fi
+}
+
+# --- network -----------------------------------------------------------------
+#
+# setup_net NRS: the guest's root namespace is the director. Namespace "cl"
+# is the client, joined by veth c0 (director: 10.9.255.254/16, fd09::fe/64)
+# / c1 (clients from client_addrs: 10.9.0.1.., fd09::1..). Namespaces rs1..rsNRS are real servers
+# joined by veth rIa / rIb: director 10.1.I.254, fd01:I::fe; server
+# 10.1.I.1, fd01:I::1, with the VIPs 10.0.0.1 and fd00::1 on lo for direct
+# routing. The director has the VIPs on lo too.
+
+VIP4=10.0.0.1
+VIP6=fd00::1
+
+setup_net() {
+	_nrs=$1
+	sysctl -qw net.ipv4.ip_forward=1
+	sysctl -qw net.ipv6.conf.all.forwarding=1
+	sysctl -qw net.ipv4.vs.conntrack=0 2>/dev/null
+	ip addr add $VIP4/32 dev lo
+	ip addr add $VIP6/128 dev lo nodad
+
+	ip netns add cl
+	ip link add c0 type veth peer name c1 netns cl
+	ip addr add 10.9.255.254/16 dev c0
+	ip addr add fd09::fe/64 dev c0 nodad
+	ip link set c0 up
+	ip -n cl link set lo up
+	ip -n cl link set c1 up
+	ip -n cl route add default via 10.9.255.254
+	ip -n cl -6 route add default via fd09::fe
+
+	_i=1
+	while [ "$_i" -le "$_nrs" ]; do
+		ip netns add "rs$_i"
+		ip link add "r${_i}a" type veth peer name "r${_i}b" netns "rs$_i"
+		ip addr add "10.1.$_i.254/24" dev "r${_i}a"
+		ip addr add "fd01:$_i::fe/64" dev "r${_i}a" nodad
+		ip link set "r${_i}a" up
+		ip -n "rs$_i" link set lo up
+		ip -n "rs$_i" addr add $VIP4/32 dev lo
+		ip -n "rs$_i" addr add $VIP6/128 dev lo nodad
+		ip -n "rs$_i" addr add "10.1.$_i.1/24" dev "r${_i}b"
+		ip -n "rs$_i" addr add "fd01:$_i::1/64" dev "r${_i}b" nodad
+		ip -n "rs$_i" link set "r${_i}b" up
+		ip -n "rs$_i" route add default via "10.1.$_i.254"
+		ip -n "rs$_i" -6 route add default via "fd01:$_i::fe"
+		_i=$((_i + 1))
+	done
+}
+
+# client_addrs FAMILY N [FIRST]: add N client addresses (from number FIRST,
+# default 1) in "cl", print them.
+client_addrs() {
+	awk -v fam="$1" -v n="$2" -v first="${3:-1}" 'BEGIN {
+		for (i = first; i < first + n; i++)
+			if (fam == 6)
+				printf "fd09::%x\n", i
+			else
+				printf "10.9.%d.%d\n", int(i / 250), i % 250 + 1
+	}' >"$T/addrs"
+	awk -v fam="$1" '{
+		if (fam == 6)
+			print "addr add " $1 "/64 dev c1 nodad"
+		else
+			print "addr add " $1 "/16 dev c1"
+	}' "$T/addrs" | ip -n cl -batch -
+	cat "$T/addrs"
+}
+
+# warm_up: resolve the neighbours on every link before the flows start, so
+# that no datagram waits in (or overflows) an unresolved neighbour queue.
+warm_up() {
+	ip netns exec cl ping -c 1 -W 2 10.9.255.254 >/dev/null 2>&1
+	ip netns exec cl ping6 -c 1 -W 2 fd09::fe >/dev/null 2>&1
+	for _ns in $(ip netns list | awk '$1 ~ /^rs/ { print $1 }'); do
+		_i=${_ns#rs}
+		ping -c 1 -W 2 "10.1.$_i.1" >/dev/null 2>&1
+		ping6 -c 1 -W 2 "fd01:$_i::1" >/dev/null 2>&1
+	done
+}
+
+# flows VIP PORT FIRST NR ADDR...: send one UDP datagram from each ADDR and
+# source port FIRST..FIRST+NR-1 in "cl" to VIP:PORT, print "ADDR PORT" per
+# flow sent. Uses udpflows when the initramfs has it, socat otherwise.
+flows() {
+	_vip=$1 _port=$2 _first=$3 _nr=$4
+	shift 4
+	if command -v udpflows >/dev/null 2>&1; then
+		ip netns exec cl udpflows "$_vip" "$_port" "$_first" "$_nr" "$@"
+		return
+	fi
+	case $_vip in
+	*:*) _fam=6 _dst="[$_vip]" ;;
+	*) _fam=4 _dst=$_vip ;;
+	esac
+	for _a in "$@"; do
+		case $_a in *:*) _b="[$_a]" ;; *) _b=$_a ;; esac
+		_p=$_first
+		while [ "$_p" -lt $((_first + _nr)) ]; do
+			echo x | ip netns exec cl socat -u - \
+				"UDP$_fam-SENDTO:$_dst:$_port,bind=$_b:$_p" &&
+				echo "$_a $_p"
+			_p=$((_p + 1))
+		done
+	done
+}
+
+# have_udpflows: true if flows can send thousands of flows quickly.
+have_udpflows() { command -v udpflows >/dev/null 2>&1; }
+
+# conns VIP PORT: "CLIENT_ADDR CLIENT_PORT DEST" per IPVS connection to
+# VIP:PORT (DEST as "A.B.C.D:port" or "[v6]:port"), from ipvsadm -Lcn.
+conns() {
+	case $1 in *:*) _v="[$1]:$2" ;; *) _v="$1:$2" ;; esac
+	ipvsadm -Lcn | awk -v v="$_v" '
+		$5 == v {
+			c = $4
+			n = split(c, a, ":")
+			port = a[n]
+			addr = substr(c, 1, length(c) - length(port) - 1)
+			gsub(/^\[|\]$/, "", addr)
+			print addr, port, $6
+		}'
+}
+
+# predict FLOWS SIMCMDS PORTS: maglev-sim's owner for each "ADDR PORT" line
+# of FLOWS, given the backend commands in SIMCMDS; with PORTS=1 the port is
+# part of the key (flag-2). Prints "ADDR PORT OWNER".
+predict() {
+	cp "$2" "$T/pred.in"
+	awk -v ports="$3" '{
+		a = $1
+		if (ports == 1) {
+			if (a ~ /:/)
+				a = "[" a "]"
+			a = a ":" $2
+		}
+		print "LOOKUP_ADDR " a
+	}' "$1" >>"$T/pred.in"
+	sim "$T/pred.in" >"$T/pred.out"
+	awk 'NR == FNR { o[NR] = $1; next } { print $1, $2, o[FNR] }' \
+		"$T/pred.out" "$1"
+}
+
+# compare_choices TEXT FLOWS PREDICTED VIP PORT: every flow in FLOWS has an
+# IPVS connection to the destination PREDICTED says ("ADDR PORT OWNER").
+compare_choices() {
+	conns "$4" "$5" | sort >"$T/conns"
+	sort "$3" >"$T/pred.sorted"
+	_nf=$(wc -l <"$2")
+	_nc=$(awk 'NR == FNR { f[$1 " " $2] = 1; next }
+		($1 " " $2) in f { n++ } END { print n + 0 }' "$2" "$T/conns")
+	_bad=$(awk 'NR == FNR { p[$1 " " $2] = $3; next }
+		($1 " " $2) in p && p[$1 " " $2] != $3 { n++ }
+		END { print n + 0 }' "$T/pred.sorted" "$T/conns")
+	expect_eq "$1: every flow got a connection" "$_nc" "$_nf"
+	if [ "$_bad" -eq 0 ] && [ "$_nf" -gt 0 ]; then
+		pass "$1: all $_nf choices equal maglev-sim's LOOKUP_ADDR"
+	else
+		fail "$1: $_bad of $_nf choices differ from maglev-sim's"
+		awk 'NR == FNR { p[$1 " " $2] = $3; next }
+			($1 " " $2) in p && p[$1 " " $2] != $3 {
+				print "  " $0 " predicted " p[$1 " " $2]
+			}' "$T/pred.sorted" "$T/conns" | head -n 5
+	fi
+}
+
+# check_shares TEXT SERVICE CONNS: per-dest connection counts in CONNS
+# ("ADDR PORT DEST") are within 5 sigma of the slot shares in /proc.
+check_shares() {
+	svc_dests "$2" >"$T/shares"
+	_res=$(awk 'NR == FNR { s[$1] = $3; tot += $3; next }
+		{ c[$3]++; n++ }
+		END {
+			bad = 0
+			for (d in s) {
+				p = s[d] / tot
+				e = n * p
+				sd = sqrt(n * p * (1 - p))
+				if (sd < 1)
+					sd = 1
+				dev = c[d] - e
+				if (dev < 0)
+					dev = -dev
+				printf "%s=%d/%.0f ", d, c[d], e
+				if (dev > 5 * sd)
+					bad = 1
+			}
+			print (bad ? "BAD" : "OK")
+		}' "$T/shares" "$3")
+	case $_res in
+	*OK) pass "$1: flows per dest match slot shares ($_res)" ;;
+	*) fail "$1: flows per dest do not match slot shares ($_res)" ;;
+	esac
+}
+
+cleanup_net() {
+	ipvsadm -C 2>/dev/null
+	for _ns in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+		ip netns del "$_ns"
+	done
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * udpflows - send one UDP datagram per flow, for the guest tests.
+ *
+ *	udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...
+ *
+ * For each SRC_ADDR (IPv4 or IPv6, the family of DST_ADDR) and each source
+ * port FIRST_PORT .. FIRST_PORT + NR_PORTS - 1, bind a UDP socket to
+ * SRC_ADDR:port and send one datagram to DST_ADDR:DST_PORT.  Replies are
+ * neither expected nor read.  Every flow is one line "SRC_ADDR PORT" on
+ * standard output (IPv6 addresses bare), in sending order, unless -q; a flow
+ * that could not be sent is reported on standard error and makes the exit
+ * status 1.
+ *
+ * One process sends thousands of flows where a shell loop around socat
+ * would start thousands of processes, which under QEMU without KVM takes
+ * minutes.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+union sockaddr_any {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...\n");
+	exit(2);
+}
+
+static unsigned long number(const char *s, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > max) {
+		fprintf(stderr, "udpflows: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+/* Parse @s as an address of @family into @sa with @port; 0 on success. */
+static int parse_addr(const char *s, int family, unsigned int port,
+		      union sockaddr_any *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (family == AF_INET) {
+		sa->in.sin_family = AF_INET;
+		sa->in.sin_port = htons(port);
+		*len = sizeof(sa->in);
+		return inet_pton(AF_INET, s, &sa->in.sin_addr) == 1 ? 0 : -1;
+	}
+	sa->in6.sin6_family = AF_INET6;
+	sa->in6.sin6_port = htons(port);
+	*len = sizeof(sa->in6);
+	return inet_pton(AF_INET6, s, &sa->in6.sin6_addr) == 1 ? 0 : -1;
+}
+
+/* Send one datagram from @src to @dst; 0 or an errno value. */
+static int send_flow(int family, const union sockaddr_any *src,
+		     socklen_t slen, const union sockaddr_any *dst,
+		     socklen_t dlen)
+{
+	static const char payload[] = "udpflows\n";
+	int one = 1;
+	int fd, ret = 0;
+
+	fd = socket(family, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return errno;
+	/* The address may still be tentative (IPv6 DAD) or not local yet. */
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+	else
+		setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, &src->sa, slen) ||
+	    sendto(fd, payload, sizeof(payload) - 1, 0, &dst->sa, dlen) < 0)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	union sockaddr_any dst, src;
+	unsigned long dport, first, nr, p;
+	int quiet = 0, failed = 0;
+	socklen_t dlen, slen;
+	int family, i, err;
+
+	if (argc > 1 && !strcmp(argv[1], "-q")) {
+		quiet = 1;
+		argv++;
+		argc--;
+	}
+	if (argc < 6)
+		usage();
+
+	family = strchr(argv[1], ':') ? AF_INET6 : AF_INET;
+	dport = number(argv[2], 65535);
+	first = number(argv[3], 65535);
+	nr = number(argv[4], 65536);
+	if (!first || first + nr > 65536) {
+		fprintf(stderr, "udpflows: source ports out of range\n");
+		return 2;
+	}
+	if (parse_addr(argv[1], family, dport, &dst, &dlen)) {
+		fprintf(stderr, "udpflows: bad destination '%s'\n", argv[1]);
+		return 2;
+	}
+
+	for (i = 5; i < argc; i++) {
+		for (p = first; p < first + nr; p++) {
+			if (parse_addr(argv[i], family, p, &src, &slen)) {
+				fprintf(stderr, "udpflows: bad source '%s'\n",
+					argv[i]);
+				return 2;
+			}
+			err = send_flow(family, &src, slen, &dst, dlen);
+			if (err) {
+				fprintf(stderr, "udpflows: %s %lu: %s\n",
+					argv[i], p, strerror(err));
+				failed = 1;
+				continue;
+			}
+			if (!quiet)
+				printf("%s %lu\n", argv[i], p);
+		}
+	}
+	if (fflush(stdout))
+		failed = 1;
+	return failed;
+}

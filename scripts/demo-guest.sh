@@ -1,0 +1,271 @@
+#!/bin/sh
+# shellcheck shell=dash
+# Guest side of "make demo" (scripts/demo.sh). Runs under busybox sh in a
+# QEMU guest booted with Debian's stock 6.12 kernel, after guest-init.sh
+# loaded ip_vs, veth, pktgen and ip_vs_maglev.ko. No network device exists:
+# all traffic stays between network namespaces of this guest.
+#
+#   client netns          director (this netns)          rsN netns
+#   10.1.0.1 ...  --veth-->  VIP 10.0.0.1:80/udp   --veth-->  10.0.1.N:80
+#   (pktgen)                 IPVS maglev, NAT               (socat logs
+#                                                           each sender)
+#
+# Every flow is one UDP datagram from its own client address (the scheduler
+# hashes the client address). The service uses one-packet scheduling (-o),
+# so each round of the same flows is scheduled afresh by the current table.
+# Each real server logs the source of every datagram it receives: that is
+# what IPVS chose, not a prediction. maglev-sim then predicts every flow
+# from the same backend names, and the two are compared.
+#
+# Kernel command line: maglev.flows=N (default 3000).
+
+IP=/usr/sbin/ip		# busybox would otherwise run its own "ip" applet
+VIP=10.0.0.1
+SVC=$VIP:80
+SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
+W=/tmp/demo
+mkdir -p "$W"
+
+arg() { sed -n "s/.*maglev\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
+FLOWS=$(arg flows)
+case $FLOWS in ''|*[!0-9]*) FLOWS=3000 ;; esac
+[ "$FLOWS" -ge 10 ] && [ "$FLOWS" -le 60000 ] || FLOWS=3000
+
+die() { echo "demo: error: $*"; exit 1; }
+run() { echo "# $*"; "$@"; }
+
+# Client addresses: 10.1.0.1 and the FLOWS - 1 after it.
+ip_of() { echo "10.1.$(($1 / 256)).$(($1 % 256))"; }
+CLI_MIN=$(ip_of 1)
+CLI_MAX=$(ip_of "$FLOWS")
+
+# ---- network ----
+
+echo 1 >/proc/sys/net/ipv4/ip_forward
+echo 16777216 >/proc/sys/net/core/rmem_max
+echo 10000 >/proc/sys/net/core/netdev_max_backlog
+for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 >"$f"; done
+
+setup_client() {
+	$IP addr add $VIP/32 dev lo &&
+	$IP netns add client &&
+	$IP link add cli type veth peer name eth0 netns client &&
+	$IP addr add 172.16.0.1/24 dev cli &&
+	$IP link set cli up &&
+	$IP -n client link set lo up &&
+	$IP -n client addr add 172.16.0.2/24 dev eth0 &&
+	$IP -n client link set eth0 up &&
+	$IP -n client route add default via 172.16.0.1 &&
+	$IP route add 10.1.0.0/16 via 172.16.0.2
+}
+
+# start_rs N: real server 10.0.1.N in netns rsN, logging every datagram.
+start_rs() {
+	$IP netns add "rs$1" &&
+	$IP link add "rs$1" type veth peer name eth0 netns "rs$1" &&
+	$IP addr add 10.0.1.254/32 dev "rs$1" &&
+	$IP link set "rs$1" up &&
+	$IP route add "10.0.1.$1/32" dev "rs$1" &&
+	$IP -n "rs$1" link set lo up &&
+	$IP -n "rs$1" addr add "10.0.1.$1/24" dev eth0 &&
+	$IP -n "rs$1" link set eth0 up &&
+	$IP -n "rs$1" route add default via 10.0.1.254 || return 1
+	: >"$W/rs$1.log"
+	# socat -d -d logs "received packet with N bytes from AF=2 A.B.C.D:P".
+	$IP netns exec "rs$1" socat -d -d -u \
+		UDP-RECV:80,rcvbuf=8388608 OPEN:/dev/null 2>>"$W/rs$1.log" &
+}
+
+setup_client || die "could not set up the client namespace"
+for i in 1 2 3 4 5 6; do
+	start_rs $i || die "could not set up real server $i"
+done
+CLI_MAC=$(cat /sys/class/net/cli/address)
+
+# ---- traffic ----
+
+pg() { echo "$1" >"$2" || die "pktgen: '$1' rejected by $2"; }
+
+# send_round NAME: send the flow set once, wait for the real servers, and
+# write $W/NAME.map: "client server" per flow, sorted by client.
+send_round() {
+	for f in "$W"/rs*.log; do : >"$f"; done
+	$IP netns exec client sh -c '
+		set -e
+		t=/proc/net/pktgen/kpktgend_0
+		echo rem_device_all >$t
+		echo "add_device eth0" >$t
+		d=/proc/net/pktgen/eth0
+		for c in "count $1" "clone_skb 0" "pkt_size 60" "delay 100000" \
+			"dst_mac $2" "dst_min 10.0.0.1" "dst_max 10.0.0.1" \
+			"src_min $3" "src_max $4" "udp_src_min 5000" \
+			"udp_src_max 5000" "udp_dst_min 80" "udp_dst_max 80"; do
+			echo "$c" >$d
+		done
+		echo start >/proc/net/pktgen/pgctrl
+		grep -q "^Result: OK" $d || { cat $d; exit 1; }
+	' sh "$FLOWS" "$CLI_MAC" "$CLI_MIN" "$CLI_MAX" ||
+		die "pktgen failed to send the flows"
+	got=0
+	tries=0
+	while [ $tries -lt 100 ]; do
+		got=$(cat "$W"/rs*.log | grep -c 'received packet')
+		[ "$got" -ge "$FLOWS" ] && break
+		tries=$((tries + 1))
+		sleep 0.2
+	done
+	for i in 1 2 3 4 5 6; do
+		awk -v s="10.0.1.$i:80" '/received packet/ {
+			a = $NF; sub(/:[0-9]+$/, "", a); print a, s }' \
+			"$W/rs$i.log"
+	done | sort >"$W/$1.map"
+	n=$(wc -l <"$W/$1.map")
+	u=$(cut -d' ' -f1 "$W/$1.map" | uniq | wc -l)
+	[ "$n" -eq "$FLOWS" ] && [ "$u" -eq "$FLOWS" ] ||
+		die "sent $FLOWS flows, the real servers received $n from $u clients"
+}
+
+# ---- report ----
+
+maglev_proc() { cat /proc/net/ip_vs_maglev; }
+svc_field() { maglev_proc | awk -v k="$1" '$1 == "service" {
+	for (i = 2; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
+dest_slots() { maglev_proc | awk -v d="$1" '$1 == "dest" && $2 == d { print $6 }'; }
+
+# chart MAP: per-server share of flows (bar) next to its share of slots.
+chart() {
+	maglev_proc | awk -v flows="$FLOWS" -v map="$1" '
+	BEGIN {
+		full = "\342\226\210"
+		part[1] = "\342\226\217"; part[2] = "\342\226\216"
+		part[3] = "\342\226\215"; part[4] = "\342\226\214"
+		part[5] = "\342\226\213"; part[6] = "\342\226\212"
+		part[7] = "\342\226\211"
+		while ((getline line < map) > 0) {
+			split(line, f, " ")
+			n[f[2]]++
+		}
+	}
+	$1 == "service" { for (i = 2; i < NF; i++) if ($i == "size") m = $(i + 1) }
+	$1 == "dest" { name[++nd] = $2; slots[$2] = $6 }
+	END {
+		printf "  %-13s %-44s %15s %16s\n", "real server",
+			"share of flows (one block = 0.5%)", "flows", "table slots"
+		for (i = 1; i <= nd; i++) {
+			d = name[i]
+			fs = 100 * n[d] / flows
+			ss = 100 * slots[d] / m
+			eighths = int(fs * 16 + 0.5)	# 2 blocks per percent
+			bar = ""
+			for (j = 0; j < int(eighths / 8); j++) bar = bar full
+			if (eighths % 8) bar = bar part[eighths % 8]
+			for (j = int((eighths + 7) / 8); j < 44; j++) bar = bar " "
+			printf "  %-13s %s %5.1f%% %7d  %5.1f%% %8d\n", d, bar,
+				fs, n[d], ss, slots[d]
+		}
+	}'
+}
+
+# moved OLD NEW NEWSERVER REMOVED: flows whose server changed.
+moved() {
+	awk -v newd="$3" -v gone="$4" -v flows="$FLOWS" '
+	NR == FNR { old[$1] = $2; next }
+	old[$1] != $2 {
+		mv++
+		if ($2 == newd) to_new++
+		else if (old[$1] == gone) from_gone++
+		else between++
+	}
+	END {
+		printf "  flows: %d of %d moved (%.1f%%)\n", mv, flows, 100 * mv / flows
+		if (newd != "")
+			printf "         %5d to the new server %s\n", to_new, newd
+		if (gone != "")
+			printf "         %5d from the removed server %s\n", from_gone, gone
+		printf "         %5d between servers that were there before and after\n", between
+	}' "$1" "$2"
+}
+
+# verify MAP: maglev-sim predicts every flow from the backend names in
+# /proc/net/ip_vs_maglev; compare with what the real servers received.
+verify() {
+	maglev_proc | awk -v map="$1" '
+	$1 == "service" { for (i = 2; i < NF; i++) if ($i == "size") print "SIZE", $(i + 1)
+		print "REBUILD" }
+	$1 == "dest" { print "ADD_NODE", $2, $4 }
+	END {
+		print "DIGEST"
+		while ((getline line < map) > 0) {
+			split(line, f, " ")
+			print "LOOKUP_ADDR", f[1]
+		}
+	}' | "$SIM" >"$W/sim.out" || die "maglev-sim failed"
+	sd=$(head -n 1 "$W/sim.out")
+	kd=$(svc_field digest)
+	ok=$(tail -n +2 "$W/sim.out" | paste -d' ' "$1" - |
+		awk '$2 == $3 { n++ } END { print n + 0 }')
+	if [ "$sd" = "$kd" ]; then dig="table digest $kd matches"
+	else dig="table digest DIFFERS: kernel $kd, maglev-sim $sd"; fi
+	echo "  check: maglev-sim predicts $ok of $FLOWS flows exactly as IPVS sent them; $dig"
+	[ "$ok" -eq "$FLOWS" ] && [ "$sd" = "$kd" ]
+}
+
+churn_slots() {
+	c=$(svc_field churn)
+	m=$(svc_field size)
+	awk -v c="$c" -v m="$m" -v ideal="$1" 'BEGIN {
+		printf "  table: %d of %d slots changed owner (%.1f%%; ideal %s)\n",
+			c, m, 100 * c / m, ideal }'
+}
+
+status=0
+section() { echo; echo "== $* =="; }
+
+section "Setup"
+echo "  kernel $(uname -r) under QEMU (TCG, no network device)"
+echo "  ip_vs_maglev table_size=$(cat /sys/module/ip_vs_maglev/parameters/table_size)" \
+	"hash_seed=$(cat /sys/module/ip_vs_maglev/parameters/hash_seed)"
+echo "  client netns sends one UDP datagram per flow from $CLI_MIN .. $CLI_MAX"
+echo "  ($FLOWS flows) to $SVC; real servers 10.0.1.N:80 each in its own netns"
+echo
+run ipvsadm -A -u $SVC -s maglev -o || die "ipvsadm -A -s maglev failed"
+for i in 1 2 3 4 5; do
+	run ipvsadm -a -u $SVC -r 10.0.1.$i:80 -m || die "ipvsadm -a failed"
+done
+
+section "1. Five real servers"
+run ipvsadm -Ln
+echo "# cat /proc/net/ip_vs_maglev"
+maglev_proc
+echo
+send_round five
+chart "$W/five.map"
+verify "$W/five.map" || status=1
+
+section "2. Add a sixth real server"
+run ipvsadm -a -u $SVC -r 10.0.1.6:80 -m || die "ipvsadm -a failed"
+run ipvsadm -Ln
+echo
+send_round six
+chart "$W/six.map"
+churn_slots "1/6 = 16.7%"
+new=$(dest_slots 10.0.1.6:80)
+echo "         $new to the new server, $(($(svc_field churn) - new)) between servers that were there before and after"
+moved "$W/five.map" "$W/six.map" 10.0.1.6:80 ""
+verify "$W/six.map" || status=1
+
+section "3. Remove real server 10.0.1.3:80"
+gone=$(dest_slots 10.0.1.3:80)
+run ipvsadm -d -u $SVC -r 10.0.1.3:80 || die "ipvsadm -d failed"
+run ipvsadm -Ln
+echo
+send_round five-again
+chart "$W/five-again.map"
+churn_slots "the removed server's $gone slots, $(awk -v g="$gone" -v m="$(svc_field size)" 'BEGIN { printf "%.1f%%", 100 * g / m }')"
+echo "         $gone from the removed server, $(($(svc_field churn) - gone)) between servers that were there before and after"
+moved "$W/six.map" "$W/five-again.map" "" 10.0.1.3:80
+verify "$W/five-again.map" || status=1
+
+echo
+run ipvsadm -D -u $SVC
+exit $status

@@ -1,0 +1,141 @@
+#!/bin/bash
+# demo.sh (make demo): see the maglev scheduler work, on a fresh Debian 12
+# machine, without building a kernel.
+#
+# Installs what it needs with apt-get (Debian's stock 6.12 cloud kernel and
+# its headers, QEMU, busybox, ipvsadm, iproute2, socat), builds
+# ip_vs_maglev.ko against the stock headers and maglev-sim, and boots the
+# stock kernel under QEMU (TCG, no network device) with an initramfs that
+# holds them and scripts/demo-guest.sh. Nothing is loaded into this
+# machine's kernel and its network is not touched.
+#
+# The guest creates a maglev service with five real servers in network
+# namespaces, sends DEMO_FLOWS (default 3000) flows, adds a sixth server,
+# then removes one, and prints the shares and the churn each time.
+#
+# Environment: DEMO_FLOWS (10..60000), QEMU_TIMEOUT (default 600).
+# Work files and logs: build/demo/.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/vmlib.sh"
+
+# A set-up problem: one line saying what to do, then stop.
+unfit() { echo "make demo: $*" >&2; exit 1; }
+
+DEMO_PKGS=(make gcc libc6-dev kmod xz-utils cpio busybox-static ipvsadm
+	   iproute2 socat qemu-system-x86 linux-image-6.12-cloud-amd64
+	   linux-headers-6.12-cloud-amd64)
+FLOWS=${DEMO_FLOWS:-3000}
+case $FLOWS in ''|*[!0-9]*) unfit "DEMO_FLOWS must be a number (10..60000)" ;; esac
+[ "$FLOWS" -ge 10 ] && [ "$FLOWS" -le 60000 ] ||
+	unfit "DEMO_FLOWS must be in 10..60000"
+
+command -v apt-get >/dev/null && command -v dpkg-query >/dev/null ||
+	unfit "needs Debian 12 (apt-get and dpkg were not found)"
+[ "$(dpkg --print-architecture)" = amd64 ] ||
+	unfit "needs an amd64 (x86-64) Debian 12 machine: it boots Debian's amd64 kernel under QEMU"
+
+missing=()
+for p in "${DEMO_PKGS[@]}"; do
+	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null |
+		grep -qx installed || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
+	unfit "run it as root (sudo make demo) so it can install: ${missing[*]}"
+fi
+
+t_start=$(date +%s)
+step() { printf '[%3ss] %s\n' "$(($(date +%s) - t_start))" "$*"; }
+
+if [ ${#missing[@]} -gt 0 ]; then
+	step "installing with apt-get: ${missing[*]}"
+	need_pkgs "${DEMO_PKGS[@]}"
+fi
+command -v qemu-system-x86_64 >/dev/null ||
+	unfit "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
+ver=$(stock_kver) ||
+	unfit "no Debian 6.12 cloud kernel with image, modules and headers: apt-get install linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64"
+
+w="$TOP/build/demo"
+mkdir -p "$w"
+rm -rf "$w/root"
+mkdir -p "$w/root/maglev/deps" "$w/root/maglev/tests" "$w/root/maglev/bin"
+
+step "building ip_vs_maglev.ko against the $ver headers"
+stage_sources "$w/src"
+if ! make -C "/usr/src/linux-headers-$ver" M="$w/src" modules \
+	>"$w/module.log" 2>&1; then
+	tail -n 30 "$w/module.log" >&2
+	die "building ip_vs_maglev.ko failed (log: $w/module.log)"
+fi
+cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
+
+step "building maglev-sim (make tools)"
+if ! make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
+	tail -n 30 "$w/tools.log" >&2
+	die "make tools failed (log: $w/tools.log)"
+fi
+cp "$w/tools/maglev-sim" "$w/root/maglev/"
+
+# ip_vs, veth and pktgen from the stock kernel with their dependencies, in
+# load order, decompressed for busybox insmod.
+step "gathering ip_vs, veth and pktgen from /lib/modules/$ver"
+: >"$w/root/maglev/deps.list"
+for m in ip_vs veth pktgen; do
+	modprobe -S "$ver" --show-depends "$m" ||
+		die "modprobe cannot find $m for $ver"
+done | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+	name=${ko##*/}
+	name=${name%.xz}
+	name=${name%.zst}
+	grep -qx "$name" "$w/root/maglev/deps.list" && continue
+	case $ko in
+	*.xz) xz -dc "$ko" ;;
+	*.zst) zstd -dcq "$ko" ;;
+	*) cat "$ko" ;;
+	esac >"$w/root/maglev/deps/$name"
+	echo "$name" >>"$w/root/maglev/deps.list"
+done
+cp "$TOP/scripts/demo-guest.sh" "$w/root/maglev/tests/demo.sh"
+
+step "building the initramfs"
+"$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
+
+step "booting $ver under QEMU (TCG, -nic none); the guest's output follows"
+con="$w/console.log"
+res="$w/results.log"
+: >"$res"
+export QEMU_TIMEOUT=${QEMU_TIMEOUT:-600}
+"$TOP/scripts/qemu-run.sh" "/boot/vmlinuz-$ver" "$w/initramfs.cpio" \
+	"$con" "$res" maglev.job=test:demo.sh \
+	maglev.timeout=$((QEMU_TIMEOUT - 30)) maglev.flows="$FLOWS" &
+qpid=$!
+
+# Show the guest's demo output (between @@ BEGIN and @@ END) as it comes.
+rc=
+while IFS= read -r line; do
+	line=${line%$'\r'}
+	case $line in
+	'@@ BEGIN '*) ;;
+	'@@ END '*) rc=${line##* } ;;
+	'@@ '*) ;;
+	'FAIL: '*) echo "guest: ${line#FAIL: }" ;;
+	*) echo "$line" ;;
+	esac
+done < <(tail -n +1 -f --pid=$qpid "$res" 2>/dev/null)
+qrc=0
+wait $qpid || qrc=$?
+
+bad=$(tr -d '\r' <"$con" | grep -E -m 5 -- "$KERNEL_BUG_RE" || true)
+if [ -n "$bad" ]; then
+	tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE" >&2
+	die "the guest kernel reported a problem (console: $con)"
+fi
+[ "$qrc" -eq 124 ] && die "QEMU timed out after ${QEMU_TIMEOUT}s (console: $con)"
+[ -n "$rc" ] || {
+	tr -d '\r' <"$con" | tail -n 20 >&2
+	die "the demo did not run in the guest (console: $con)"
+}
+[ "$rc" -eq 0 ] || die "the demo failed in the guest (exit $rc; console: $con)"
+echo
+step "done"

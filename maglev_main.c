@@ -672,12 +672,12 @@ static int __net_init maglev_net_init(struct net *net)
 
 static void __net_exit maglev_net_exit(struct net *net)
 {
-	struct maglev_net *mn = maglev_pernet(net);
-
+	/*
+	 * IPVS may flush the namespace's services (done_service) from its own
+	 * pernet exit, after this one; the list and its lock live in the
+	 * pernet storage, which is freed only after every exit method ran.
+	 */
 	remove_proc_entry("ip_vs_maglev", net->proc_net);
-	/* IPVS flushes the services from its pernet device exit, earlier. */
-	WARN_ON_ONCE(!list_empty(&mn->services));
-	mutex_destroy(&mn->lock);
 }
 
 static struct pernet_operations maglev_net_ops = {

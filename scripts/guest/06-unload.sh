@@ -60,8 +60,8 @@ done
 kver=$(uname -r)
 mkdir -p "/lib/modules/$kver/extra"
 cp "$MAGLEV_KO" "/lib/modules/$kver/extra/"
-if depmod "$kver" 2>/dev/null && command -v modprobe >/dev/null; then
-	echo "$(command -v modprobe)" >/proc/sys/kernel/modprobe
+if depmod "$kver" 2>/dev/null && [ -x /bin/modprobe ]; then
+	echo /bin/modprobe >/proc/sys/kernel/modprobe
 	run ipvsadm -A -t $V:80 -s maglev
 	check "IPVS loaded ip_vs_maglev on demand" \
 		grep -q '^ip_vs_maglev ' /proc/modules

@@ -19,6 +19,7 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,maglev}
 cp /bin/busybox "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
+ln -s ../bin/busybox "$root/sbin/modprobe"
 cp /usr/sbin/ipvsadm /usr/sbin/ip "$root/usr/sbin/"
 cp /usr/bin/socat "$root/usr/bin/"
 install -m 0755 "$TOP/scripts/guest-init.sh" "$root/init"

@@ -54,11 +54,13 @@ else
 	tail -n 30 "$w/tools.log"
 fi
 
+# All of scripts/guest/ goes in (helpers too); NN-name.sh are the tests.
 tests=()
+if [ -d "$TOP/scripts/guest" ]; then
+	cp -r "$TOP/scripts/guest/." "$w/root/maglev/tests/"
+fi
 for t in "$TOP"/scripts/guest/[0-9]*.sh; do
-	[ -f "$t" ] || continue
-	cp "$t" "$w/root/maglev/tests/"
-	tests+=("${t##*/}")
+	[ -f "$t" ] && tests+=("${t##*/}")
 done
 
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"

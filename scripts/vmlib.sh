@@ -2,7 +2,7 @@
 # Booting a guest and judging the result. Source after lib.sh.
 
 # Console lines that mean the kernel found a bug.
-KERNEL_BUG_RE='-+\[ cut here \]-+|WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
+KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
 # Taint flags that mean the same: B (bad page), D (died), W (warning),
 # L (soft lockup).
 TAINT_BAD=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))
@@ -32,8 +32,10 @@ vm_boot() {
 	log "$label: guest ran in $(( $(date +%s) - start ))s (logs: $logs)"
 
 	[ "$FAILED" -ne "$before" ] || return 0
-	echo "---- $label: results port ----"
-	tr -d '\r' <"$res" | grep -v '^@@ ' | sed 's/^/| /'
+	echo "---- $label: guest output, PASS lines left out ($res) ----"
+	tr -d '\r' <"$res" | grep -Ev '^(@@ |PASS: )' |
+		awk 'NR <= 150 { print "| " $0 } END { if (NR > 150)
+			print "| ... " NR - 150 " more lines" }'
 	if [ -n "$bad" ]; then
 		echo "---- $label: console from the first kernel report ----"
 		tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE" |

@@ -1,0 +1,71 @@
+#!/bin/bash
+# check.sh: "make check". Runs every test step, then prints the failures
+# and, as the very last line, "N passed, N failed" over all of them.
+# Exit status is non-zero if anything failed.
+#
+# Steps (each ends with its own "N passed, N failed" line):
+#   host     tests/run.sh                host unit tests
+#   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers
+#   static   scripts/static-check.sh     checkpatch --strict, sparse
+#   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
+#   stock    scripts/stock-smoke.sh      Debian's stock 6.12 kernel in QEMU
+#   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
+# CHECK_STEPS="host static" runs a subset. Logs: build/check/.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+STEPS=${CHECK_STEPS:-host compile static vm stock dkms}
+w=$(work_dir .)
+: >"$w/failures"
+total_pass=0
+total_fail=0
+
+step_cmd() {
+	case $1 in
+	host)	echo "$TOP/tests/run.sh" ;;
+	compile) echo "$TOP/scripts/compile-test.sh" ;;
+	static)	echo "$TOP/scripts/static-check.sh" ;;
+	vm)	echo "$TOP/scripts/vm-test.sh" ;;
+	stock)	echo "$TOP/scripts/stock-smoke.sh" ;;
+	dkms)	echo "$TOP/scripts/dkms-test.sh" ;;
+	*)	return 1 ;;
+	esac
+}
+
+for step in $STEPS; do
+	cmd=$(step_cmd "$step") || die "unknown step '$step'"
+	log=$w/$step.log
+	echo "=== $step: ${cmd#"$TOP/"}"
+	start=$(date +%s)
+	rc=0
+	if [ -x "$cmd" ]; then
+		"$cmd" </dev/null 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+	else
+		echo "FAIL: $step: ${cmd#"$TOP/"} missing" | tee "$log"
+		rc=1
+	fi
+	last=$(tail -n 1 "$log")
+	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+	else
+		p=0
+		f=0
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL: $step: exited with status $rc" | tee -a "$log"
+		f=1
+	fi
+	grep '^FAIL' "$log" | sed "s/^/[$step] /" >>"$w/failures" || true
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	echo "=== $step: $p passed, $f failed in $(( $(date +%s) - start ))s"
+done
+
+if [ -s "$w/failures" ]; then
+	echo "=== failures:"
+	cat "$w/failures"
+fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -17,7 +17,8 @@
 # what IPVS chose, not a prediction. maglev-sim then predicts every flow
 # from the same backend names, and the two are compared.
 #
-# Kernel command line: maglev.flows=N (default 3000).
+# Kernel command line: maglev.flows=N (default 3000), maglev.ascii=1 (bars
+# of "#" instead of Unicode blocks).
 
 IP=/usr/sbin/ip		# busybox would otherwise run its own "ip" applet
 VIP=10.0.0.1
@@ -30,6 +31,7 @@ arg() { sed -n "s/.*maglev\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
 FLOWS=$(arg flows)
 case $FLOWS in ''|*[!0-9]*) FLOWS=3000 ;; esac
 [ "$FLOWS" -ge 10 ] && [ "$FLOWS" -le 60000 ] || FLOWS=3000
+ASCII=$(arg ascii)
 
 die() { echo "demo: error: $*"; exit 1; }
 run() { echo "# $*"; "$@"; }
@@ -134,13 +136,15 @@ dest_slots() { maglev_proc | awk -v d="$1" '$1 == "dest" && $2 == d { print $6 }
 
 # chart MAP: per-server share of flows (bar) next to its share of slots.
 chart() {
-	maglev_proc | awk -v flows="$FLOWS" -v map="$1" '
+	maglev_proc | awk -v flows="$FLOWS" -v map="$1" -v ascii="$ASCII" '
 	BEGIN {
 		full = "\342\226\210"
 		part[1] = "\342\226\217"; part[2] = "\342\226\216"
 		part[3] = "\342\226\215"; part[4] = "\342\226\214"
 		part[5] = "\342\226\213"; part[6] = "\342\226\212"
 		part[7] = "\342\226\211"
+		if (ascii == 1)
+			full = "#"
 		while ((getline line < map) > 0) {
 			split(line, f, " ")
 			n[f[2]]++
@@ -149,13 +153,27 @@ chart() {
 	$1 == "service" { for (i = 2; i < NF; i++) if ($i == "size") m = $(i + 1) }
 	$1 == "dest" { name[++nd] = $2; slots[$2] = $6 }
 	END {
-		printf "  %-13s %-44s %15s %16s\n", "real server",
-			"share of flows (one block = 0.5%)", "flows", "table slots"
+		# Flows are a sample: a share p of N flows varies by about
+		# sqrt(p (1 - p) / N) (busybox awk has no sqrt()).
+		p = 1 / nd
+		v = p * (1 - p) / flows
+		sd = v
+		for (j = 0; j < 40; j++) sd = (sd + v / sd) / 2
+		# Two blocks per percent unless a share would not fit in 44.
+		top = 0
+		for (i = 1; i <= nd; i++)
+			if (n[name[i]] > top) top = n[name[i]]
+		per = 0.5
+		while (100 * top / flows / per > 44) per *= 2
+		printf "  %-13s %-44s %14s %16s\n", "real server",
+			"share of flows (one block = " per "%)", "flows", "table slots"
 		for (i = 1; i <= nd; i++) {
 			d = name[i]
 			fs = 100 * n[d] / flows
 			ss = 100 * slots[d] / m
-			eighths = int(fs * 16 + 0.5)	# 2 blocks per percent
+			eighths = int(fs * 8 / per + 0.5)
+			if (ascii == 1)
+				eighths = 8 * int(fs / per + 0.5)
 			bar = ""
 			for (j = 0; j < int(eighths / 8); j++) bar = bar full
 			if (eighths % 8) bar = bar part[eighths % 8]
@@ -163,26 +181,42 @@ chart() {
 			printf "  %-13s %s %5.1f%% %7d  %5.1f%% %8d\n", d, bar,
 				fs, n[d], ss, slots[d]
 		}
+		printf "  (%d flows from as many clients: a flow share varies around its slot\n", flows
+		printf "  share by about +-%.1f points, one standard deviation)\n", 100 * sd
 	}'
 }
 
-# moved OLD NEW NEWSERVER REMOVED: flows whose server changed.
-moved() {
-	awk -v newd="$3" -v gone="$4" -v flows="$FLOWS" '
+# churn OLD NEW add|remove SERVER SLOTS: what the last change moved, in
+# table slots (from /proc/net/ip_vs_maglev) and in flows (from the real
+# servers' logs of the rounds OLD and NEW). SERVER is the server added or
+# removed, SLOTS the slots it owns (add) or owned (remove). A line for the
+# summary goes to $W/summary.
+churn() {
+	awk -v mode="$3" -v d="$4" -v ds="$5" -v c="$(svc_field churn)" \
+		-v m="$(svc_field size)" -v flows="$FLOWS" -v sum="$W/summary" '
 	NR == FNR { old[$1] = $2; next }
 	old[$1] != $2 {
 		mv++
-		if ($2 == newd) to_new++
-		else if (old[$1] == gone) from_gone++
-		else between++
+		if ((mode == "add" && $2 == d) || (mode == "remove" && old[$1] == d))
+			own++
+	}
+	function row(what, a, b, note) {
+		printf "  %-24s %6d %5.1f%%  %6d %5.1f%%  %s\n", what,
+			a, 100 * a / m, b, 100 * b / flows, note
 	}
 	END {
-		printf "  flows: %d of %d moved (%.1f%%)\n", mv, flows, 100 * mv / flows
-		if (newd != "")
-			printf "         %5d to the new server %s\n", to_new, newd
-		if (gone != "")
-			printf "         %5d from the removed server %s\n", from_gone, gone
-		printf "         %5d between servers that were there before and after\n", between
+		printf "  %-24s %13s  %13s\n", "what moved", "table slots", "flows"
+		if (mode == "add") {
+			row("all", c, mv, "(ideal: 1/6 = 16.7%, all to the new server)")
+			row("to the new server", ds, own, "")
+		} else {
+			row("all", c, mv, "(ideal: just the removed server\047s share)")
+			row("off the removed server", ds, own, "(these have to move)")
+		}
+		row("between the others", c - ds, mv - own, "(Maglev\047s trade-off)")
+		printf "%-22s %5.1f%%  %5.1f%%   %d flows (%.1f%%), %d slots (%.1f%%)\n",
+			mode " " d, 100 * mv / flows, 100 * c / m, mv - own,
+			100 * (mv - own) / flows, c - ds, 100 * (c - ds) / m >> sum
 	}' "$1" "$2"
 }
 
@@ -206,16 +240,9 @@ verify() {
 		awk '$2 == $3 { n++ } END { print n + 0 }')
 	if [ "$sd" = "$kd" ]; then dig="table digest $kd matches"
 	else dig="table digest DIFFERS: kernel $kd, maglev-sim $sd"; fi
-	echo "  check: maglev-sim predicts $ok of $FLOWS flows exactly as IPVS sent them; $dig"
+	echo "  check: maglev-sim predicts $ok of $FLOWS flows exactly as IPVS sent them;"
+	echo "         $dig"
 	[ "$ok" -eq "$FLOWS" ] && [ "$sd" = "$kd" ]
-}
-
-churn_slots() {
-	c=$(svc_field churn)
-	m=$(svc_field size)
-	awk -v c="$c" -v m="$m" -v ideal="$1" 'BEGIN {
-		printf "  table: %d of %d slots changed owner (%.1f%%; ideal %s)\n",
-			c, m, 100 * c / m, ideal }'
 }
 
 status=0
@@ -227,6 +254,9 @@ echo "  ip_vs_maglev table_size=$(cat /sys/module/ip_vs_maglev/parameters/table_
 	"hash_seed=$(cat /sys/module/ip_vs_maglev/parameters/hash_seed)"
 echo "  client netns sends one UDP datagram per flow from $CLI_MIN .. $CLI_MAX"
 echo "  ($FLOWS flows) to $SVC; real servers 10.0.1.N:80 each in its own netns"
+echo "  log the client address of every datagram they receive. The service"
+echo "  schedules each datagram on its own (-o), so every round of the same"
+echo "  flows shows where the table of that moment sends them."
 echo
 run ipvsadm -A -u $SVC -s maglev -o || die "ipvsadm -A -s maglev failed"
 for i in 1 2 3 4 5; do
@@ -248,10 +278,8 @@ run ipvsadm -Ln
 echo
 send_round six
 chart "$W/six.map"
-churn_slots "1/6 = 16.7%"
-new=$(dest_slots 10.0.1.6:80)
-echo "         $new to the new server, $(($(svc_field churn) - new)) between servers that were there before and after"
-moved "$W/five.map" "$W/six.map" 10.0.1.6:80 ""
+echo
+churn "$W/five.map" "$W/six.map" add 10.0.1.6:80 "$(dest_slots 10.0.1.6:80)"
 verify "$W/six.map" || status=1
 
 section "3. Remove real server 10.0.1.3:80"
@@ -261,11 +289,21 @@ run ipvsadm -Ln
 echo
 send_round five-again
 chart "$W/five-again.map"
-churn_slots "the removed server's $gone slots, $(awk -v g="$gone" -v m="$(svc_field size)" 'BEGIN { printf "%.1f%%", 100 * g / m }')"
-echo "         $gone from the removed server, $(($(svc_field churn) - gone)) between servers that were there before and after"
-moved "$W/six.map" "$W/five-again.map" "" 10.0.1.3:80
+echo
+churn "$W/six.map" "$W/five-again.map" remove 10.0.1.3:80 "$gone"
 verify "$W/five-again.map" || status=1
 
+section "Summary"
+printf '  %-22s %6s  %6s   %s\n' change flows slots \
+	"moved between servers that stayed"
+sed 's/^/  /' "$W/summary"
+echo "  Maglev fills its table in turns, so a change also hands a few slots"
+echo "  between servers that stay: that is its known trade-off for an even"
+echo "  spread and a one-load lookup."
+if [ $status -eq 0 ]; then
+	echo "  Every flow in every round went where maglev-sim, built from the same"
+	echo "  maglev_table.c, says it goes."
+fi
 echo
 run ipvsadm -D -u $SVC
 exit $status

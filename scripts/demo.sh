@@ -13,7 +13,8 @@
 # namespaces, sends DEMO_FLOWS (default 3000) flows, adds a sixth server,
 # then removes one, and prints the shares and the churn each time.
 #
-# Environment: DEMO_FLOWS (10..60000), QEMU_TIMEOUT (default 600).
+# Environment: DEMO_FLOWS (10..60000, default 3000), DEMO_ASCII=1 (bars of
+# "#" for terminals without Unicode), QEMU_TIMEOUT (default 600).
 # Work files and logs: build/demo/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -108,7 +109,8 @@ res="$w/results.log"
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-600}
 "$TOP/scripts/qemu-run.sh" "/boot/vmlinuz-$ver" "$w/initramfs.cpio" \
 	"$con" "$res" maglev.job=test:demo.sh \
-	maglev.timeout=$((QEMU_TIMEOUT - 30)) maglev.flows="$FLOWS" &
+	maglev.timeout=$((QEMU_TIMEOUT - 30)) maglev.flows="$FLOWS" \
+	maglev.ascii="${DEMO_ASCII:-0}" &
 qpid=$!
 
 # Show the guest's demo output (between @@ BEGIN and @@ END) as it comes.

@@ -1,0 +1,125 @@
+#!/bin/sh
+# Guest test 8: a rebuild that fails keeps the previous table serving.
+# More destinations than table slots is rejected by the table builder
+# (build_fail); where the kernel has failslab, an injected allocation
+# failure while a destination is deleted (alloc_fail) leaves the old table
+# in place, and the deleted destination is never chosen from it. The next
+# change rebuilds.
+. "${0%/*}/lib.sh"
+
+V=10.0.0.1
+S="TCP $V:80"
+
+# --- too many destinations for the table size -------------------------------
+echo 251 >$PARAMS/table_size
+{
+	echo "-A -t $V:80 -s maglev"
+	i=1
+	while [ $i -le 251 ]; do
+		echo "-a -t $V:80 -r 10.2.$((i / 200)).$((i % 200 + 1)):80 -m"
+		i=$((i + 1))
+	done
+} >"$T/restore"
+run ipvsadm -R <"$T/restore"
+expect_eq "$S: 251 dests in 251 slots" "$(svc_field "$S" dests)" 251
+echo "SIZE 251" >"$T/s"
+awk '$1 == "-a" { print "ADD_NODE " $5 }' "$T/restore" >>"$T/s"
+check_sim "$S 251 dests" "$S" "$T/s"
+d=$(svc_field "$S" digest)
+expect_eq "$S: no failure yet" "$(svc_field "$S" build_fail)" 0
+
+run ipvsadm -a -t $V:80 -r 10.3.0.1:80 -m
+expect_eq "$S: a 252nd dest fails the rebuild" "$(svc_field "$S" build_fail)" 1
+expect_eq "$S: ... the old table stays (dests)" "$(svc_field "$S" dests)" 251
+expect_eq "$S: ... the old table stays (digest)" "$(svc_field "$S" digest)" "$d"
+check "the kernel log says why" \
+	sh -c "dmesg | grep -q '$S: table rebuild (size 251, 252 dests) failed: more backends than table slots'"
+run ipvsadm -d -t $V:80 -r 10.2.0.2:80
+expect_eq "$S: the next change rebuilds" "$(svc_field "$S" builds)" 253
+printf 'REMOVE_NODE 10.2.0.2:80\nADD_NODE 10.3.0.1:80\n' >>"$T/s"
+check_sim "$S after the rebuild" "$S" "$T/s"
+run ipvsadm -C
+echo 65537 >$PARAMS/table_size
+
+# --- injected allocation failure ---------------------------------------------
+FS=/sys/kernel/debug/failslab
+# The table for M=251 and 10 dests (about 1.7 KiB) comes from kmalloc-2k.
+CACHE=/sys/kernel/slab/kmalloc-2k/failslab
+if [ ! -d $FS ] || [ ! -w $CACHE ]; then
+	info "no failslab in this kernel: allocation failure not tested"
+	finish
+fi
+
+setup_net 10
+warm_up
+echo 251 >$PARAMS/table_size
+run ipvsadm -A -u $V:80 -s maglev -b flag-2
+echo "SIZE 251" >"$T/s"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	run ipvsadm -a -u $V:80 -r "10.1.$i.1:80" -m
+	echo "ADD_NODE 10.1.$i.1:80" >>"$T/s"
+done
+S="UDP $V:80"
+d=$(svc_field "$S" digest)
+
+echo 100 >$FS/probability
+echo 1 >$FS/interval
+echo 0 >$FS/space
+echo 0 >$FS/verbose
+echo N >$FS/ignore-gfp-wait
+echo Y >$FS/task-filter
+echo Y >$FS/cache-filter
+echo 1 >$CACHE
+n=0
+while [ "$(svc_field "$S" alloc_fail)" = 0 ] && [ $n -lt 5 ]; do
+	echo 1 >$FS/times
+	# Only this subshell, then ipvsadm, has make-it-fail set.
+	(echo 1 >/proc/self/make-it-fail && exec ipvsadm -d -u $V:80 -r 10.1.5.1:80) \
+		>/dev/null 2>&1
+	n=$((n + 1))
+done
+echo 0 >$CACHE
+echo 0 >$FS/times
+info "failslab: the failure hit the rebuild after $n attempt(s)"
+expect_eq "$S: an allocation failure is counted" "$(svc_field "$S" alloc_fail)" 1
+if ipvsadm -Ln -u $V:80 | grep -q '10\.1\.5\.1:80'; then
+	fail "ipvsadm -d 10.1.5.1:80 did not delete the dest"
+else
+	pass "ipvsadm -d 10.1.5.1:80 deleted the dest in IPVS"
+fi
+expect_eq "$S: the old table stays (dests)" "$(svc_field "$S" dests)" 10
+expect_eq "$S: the old table stays (digest)" "$(svc_field "$S" digest)" "$d"
+check "the kernel log reports the failure" \
+	sh -c "dmesg | grep -q '$S: table rebuild (size 251, 9 dests) failed: out of memory'"
+
+# The old table still maps keys to the deleted dest: those flows find no
+# destination (no flag-1), the others keep theirs.
+addrs=$(client_addrs 4 10)
+# shellcheck disable=SC2086
+flows $V 80 20000 30 $addrs >"$T/f"
+predict "$T/f" "$T/s" 1 | sort >"$T/p"
+conns $V 80 | sort >"$T/c"
+expect_eq "no flow goes to the deleted dest" \
+	"$(grep -c ' 10\.1\.5\.1:80$' "$T/c")" 0
+expect_eq "flows of the deleted dest fail, the others are served" \
+	"$(wc -l <"$T/c")" "$(awk '$3 != "10.1.5.1:80"' "$T/p" | wc -l)"
+bad=$(awk 'NR == FNR { p[$1 " " $2] = $3; next }
+	p[$1 " " $2] != $3 { n++ } END { print n + 0 }' "$T/p" "$T/c")
+expect_eq "the others keep their dest" "$bad" 0
+
+run ipvsadm -E -u $V:80 -s maglev -b flag-1,flag-2
+# shellcheck disable=SC2086
+flows $V 80 30000 30 $addrs >"$T/f2"
+conns $V 80 | awk '$2 >= 30000' >"$T/c2"
+expect_eq "with flag-1 every flow is served" "$(wc -l <"$T/c2")" "$(wc -l <"$T/f2")"
+expect_eq "with flag-1 no flow goes to the deleted dest" \
+	"$(grep -c ' 10\.1\.5\.1:80$' "$T/c2")" 0
+
+run ipvsadm -e -u $V:80 -r 10.1.1.1:80 -m
+echo "REMOVE_NODE 10.1.5.1:80" >>"$T/s"
+expect_eq "$S: the next change rebuilds without the dest" \
+	"$(svc_field "$S" dests)" 9
+check_sim "$S after the rebuild" "$S" "$T/s"
+cleanup_net
+echo 65537 >$PARAMS/table_size
+finish

@@ -48,7 +48,8 @@ static const char sim_help[] =
 "                            65537).  Like table_size, it takes effect at the\n"
 "                            next rebuild, not at once.\n"
 "  SEED <u64>                hash seed of LOOKUP and LOOKUP_ADDR (default 0;\n"
-"                            decimal or 0x hex).  Takes effect at once.\n"
+"                            decimal, 0x hex or 0 octal, as the kernel reads\n"
+"                            hash_seed).  Takes effect at once.\n"
 "\n"
 "Questions (about the table currently serving):\n"
 "  CHURN                     slots whose owner changed in the last rebuild\n"
@@ -174,14 +175,18 @@ static int parse_u64(struct sim *s, const char *str, u64 *out)
 	const char *p = str;
 	u64 v = 0;
 
+	/* as the kernel reads hash_seed (kstrtoull, base 0) */
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 		base = 16;
 		p += 2;
+	} else if (p[0] == '0' && p[1]) {
+		base = 8;
+		p++;
 	}
 	if (!*p)
 		return sim_fail(s, "bad number '%s'", str);
 	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9')
+		if (*p >= '0' && *p <= '9' && *p - '0' < (int)base)
 			d = *p - '0';
 		else if (base == 16 && *p >= 'a' && *p <= 'f')
 			d = *p - 'a' + 10;

@@ -161,7 +161,13 @@ def main():
         if cmd == "SIZE":
             next_size = int(w[1])
         elif cmd == "SEED":
-            seed = int(w[1], 0)
+            v = w[1]
+            if v[:2].lower() == "0x":
+                seed = int(v[2:], 16)
+            elif len(v) > 1 and v[0] == "0":
+                seed = int(v[1:], 8)
+            else:
+                seed = int(v, 10)
         elif cmd == "ADD_NODE":
             nodes[w[1].encode()] = [int(w[2]) if len(w) > 2 else 1, 0]
             rebuild()

@@ -155,14 +155,21 @@ static inline u64 mix64(u64 x)
 	return x;
 }
 
+/*
+ * The n <= 8 bytes at p as a little-endian number.  Two overlapping loads
+ * put each byte at bit 8 * its index, so they equal a byte-by-byte load.
+ */
 static inline u64 load_le(const u8 *p, size_t n)
 {
-	u64 v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		v |= (u64)p[i] << (8 * i);
-	return v;
+	if (n == 8)
+		return maglev_le64(p);
+	if (n >= 4)
+		return maglev_le32(p) |
+		       (u64)maglev_le32(p + n - 4) << (8 * (n - 4));
+	if (n >= 2)
+		return maglev_le16(p) |
+		       (u64)maglev_le16(p + n - 2) << (8 * (n - 2));
+	return n ? p[0] : 0;
 }
 
 /**

@@ -17,12 +17,38 @@
 #include <linux/math64.h>
 #include <linux/string.h>
 #include <linux/bug.h>
+#include <asm/byteorder.h>
 #include <linux/sort.h>
 
 static inline void maglev_sort(void *base, size_t num, size_t size,
 			       int (*cmp)(const void *, const void *))
 {
 	sort(base, num, size, cmp, NULL);
+}
+
+/* Little-endian loads from unaligned memory, one instruction on x86. */
+static inline u64 maglev_le64(const u8 *p)
+{
+	__le64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64_to_cpu(v);
+}
+
+static inline u32 maglev_le32(const u8 *p)
+{
+	__le32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32_to_cpu(v);
+}
+
+static inline u16 maglev_le16(const u8 *p)
+{
+	__le16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16_to_cpu(v);
 }
 
 /* x mod m for a 64-bit x and a 32-bit m; plain % is not on every arch. */
@@ -41,6 +67,7 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <linux/types.h>
@@ -82,6 +109,30 @@ typedef __s64 s64;
 static inline u32 maglev_mod64(u64 x, u32 m)
 {
 	return (u32)(x % m);
+}
+
+static inline u64 maglev_le64(const u8 *p)
+{
+	u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static inline u32 maglev_le32(const u8 *p)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static inline u16 maglev_le16(const u8 *p)
+{
+	u16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
 }
 
 static inline void maglev_sort(void *base, size_t num, size_t size,

@@ -335,7 +335,9 @@ static u32 maglev_fill_backends(struct maglev_lut *lut,
  *
  * Builds the table from the destinations of @svc with the current module
  * parameters in new memory and swaps it in.  On failure the published table
- * (if any) is left alone and keeps serving.
+ * (if any) is left alone and keeps serving.  Holds the namespace's lock
+ * throughout, so /proc readers see the table and its figures change
+ * together.
  *
  * Context: process context, IPVS configuration mutex held.
  * Return: 0 or a negative errno.
@@ -357,8 +359,8 @@ static int maglev_rebuild(struct maglev_service *ms, struct ip_vs_service *svc)
 	seed = maglev_hash_seed;
 	kernel_param_unlock(THIS_MODULE);
 
-	/* Only writers, serialized by the IPVS configuration mutex, get here. */
-	old = rcu_dereference_protected(ms->lut, true);
+	mutex_lock(&mn->lock);
+	old = rcu_dereference_protected(ms->lut, lockdep_is_held(&mn->lock));
 	nr = svc->num_dests;
 	if (nr > MAGLEV_MAX_BACKENDS) {
 		why = "too many destinations";
@@ -399,7 +401,6 @@ static int maglev_rebuild(struct maglev_service *ms, struct ip_vs_service *svc)
 		churn = lut->table->nr_filled;
 	kvfree(work);
 
-	mutex_lock(&mn->lock);
 	rcu_assign_pointer(ms->lut, lut);
 	ms->builds++;
 	ms->churn = churn;
@@ -415,7 +416,6 @@ fail_work:
 fail_lut:
 	kvfree(lut);
 fail:
-	mutex_lock(&mn->lock);
 	if (ret == -ENOMEM)
 		ms->alloc_fail++;
 	else

@@ -32,8 +32,9 @@ echo CHURN >>"$T/c.in"
 expect_eq "$S: churn of the last add equals maglev-sim's" \
 	"$(svc_field "$S" churn)" "$(sim "$T/c.in")"
 expect_eq "$S: alloc_fail" "$(svc_field "$S" alloc_fail)" 0
+# A number; 0 is possible where the clock source is jiffies.
 case $(svc_field "$S" build_ns) in
-'' | 0 | *[!0-9]*) fail "$S: build_ns '$(svc_field "$S" build_ns)'" ;;
+'' | *[!0-9]*) fail "$S: build_ns '$(svc_field "$S" build_ns)'" ;;
 *) pass "$S: build_ns $(svc_field "$S" build_ns) for M=65537 N=3" ;;
 esac
 d3=$(svc_field "$S" digest)

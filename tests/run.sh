@@ -38,7 +38,8 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
 	maglev_table.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/maglev-test | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: host unit test: /p' "$log"
 	count "$log" "host unit tests"
 else
 	echo "FAIL: host unit tests do not build"

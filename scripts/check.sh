@@ -15,6 +15,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 STEPS=${CHECK_STEPS:-host compile static vm stock dkms}
+need_pkgs "${CHECK_PKGS[@]}"
 w=$(work_dir .)
 : >"$w/failures"
 total_pass=0

@@ -37,6 +37,11 @@ need_pkgs() {
 # shellcheck disable=SC2034
 BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 	    xz-utils cpio kmod linux-source-6.12)
+# Everything "make check" needs, installed up front in one go.
+# shellcheck disable=SC2034
+CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
+	    ipvsadm iproute2 socat linux-headers-cloud-amd64
+	    linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then

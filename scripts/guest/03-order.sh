@@ -24,6 +24,9 @@ add_service maglev 80 "1 2 3"
 add_service maglev 81 "3 1 2"
 add_service maglev 82 "2 3 1"
 ip netns add other
+# IPVS refuses real servers whose address type it cannot tell, as in a
+# namespace without a local routing table yet.
+ip -n other link set lo up
 add_service maglev 80 "2 1 3" other
 
 d80=$(svc_field "UDP $V:80" digest)

@@ -8,6 +8,10 @@ REF=/sys/module/ip_vs_maglev/refcnt
 
 ip netns add n1
 ip netns add n2
+# IPVS refuses real servers whose address type it cannot tell, as in a
+# namespace without a local routing table yet.
+ip -n n1 link set lo up
+ip -n n2 link set lo up
 run ipvsadm -A -t 10.0.0.1:80 -s maglev
 run ipvsadm -a -t 10.0.0.1:80 -r 10.1.1.1:80 -m
 run ip netns exec n1 ipvsadm -A -t 10.0.0.11:80 -s maglev

@@ -20,6 +20,9 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/vmlib.sh"
 
+# modprobe and friends live in sbin, which a normal user's PATH may lack.
+PATH=$PATH:/usr/sbin:/sbin
+
 # A set-up problem: one line saying what to do, then stop.
 unfit() { echo "make demo: $*" >&2; exit 1; }
 

@@ -624,7 +624,7 @@ static void maglev_show_service(struct seq_file *seq,
 
 	maglev_svc_name(name, sizeof(name), ms->svc);
 	seq_printf(seq,
-		   "service %s size %u seed %llu flags %#x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx\n",
+		   "service %s size %u seed %llu flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx\n",
 		   name, lut->table->size, lut->seed,
 		   READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED, lut->nr,
 		   ms->builds, ms->churn, ms->build_ns, ms->alloc_fail,

@@ -3,6 +3,8 @@
 
 # Console lines that mean the kernel found a bug.
 KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
+# Result lines not worth repeating when something failed.
+QUIET_RE='^(@@ |PASS: )|^ *(ok [0-9]|KTAP version|1\.\.[0-9]|# Subtest:|# .*: pass:[0-9]+ fail:0 |# Totals:)'
 # Taint flags that mean the same: B (bad page), D (died), W (warning),
 # L (soft lockup).
 TAINT_BAD=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))
@@ -32,8 +34,8 @@ vm_boot() {
 	log "$label: guest ran in $(( $(date +%s) - start ))s (logs: $logs)"
 
 	[ "$FAILED" -ne "$before" ] || return 0
-	echo "---- $label: guest output, PASS lines left out ($res) ----"
-	tr -d '\r' <"$res" | grep -Ev '^(@@ |PASS: )' |
+	echo "---- $label: guest output, passes left out ($res) ----"
+	tr -d '\r' <"$res" | grep -Ev "$QUIET_RE" |
 		awk 'NR <= 150 { print "| " $0 } END { if (NR > 150)
 			print "| ... " NR - 150 " more lines" }'
 	if [ -n "$bad" ]; then

@@ -83,15 +83,23 @@ for i in 1 2 3 4 5 6; do
 	start_rs $i || die "could not set up real server $i"
 done
 CLI_MAC=$(cat /sys/class/net/cli/address)
+# Wait until every real server's socat listens on UDP port 80 (0x50).
+for i in 1 2 3 4 5 6; do
+	t=0
+	until $IP netns exec "rs$i" grep -q ':0050 ' /proc/net/udp; do
+		t=$((t + 1))
+		[ $t -lt 100 ] || die "real server $i is not listening"
+		sleep 0.1
+	done
+done
 
 # ---- traffic ----
-
-pg() { echo "$1" >"$2" || die "pktgen: '$1' rejected by $2"; }
 
 # send_round NAME: send the flow set once, wait for the real servers, and
 # write $W/NAME.map: "client server" per flow, sorted by client.
 send_round() {
 	for f in "$W"/rs*.log; do : >"$f"; done
+	# shellcheck disable=SC2016 # expanded by the inner sh
 	$IP netns exec client sh -c '
 		set -e
 		t=/proc/net/pktgen/kpktgend_0
@@ -110,7 +118,7 @@ send_round() {
 		die "pktgen failed to send the flows"
 	got=0
 	tries=0
-	while [ $tries -lt 100 ]; do
+	while [ $tries -lt $((100 + FLOWS / 100)) ]; do
 		got=$(cat "$W"/rs*.log | grep -c 'received packet')
 		[ "$got" -ge "$FLOWS" ] && break
 		tries=$((tries + 1))
@@ -123,8 +131,9 @@ send_round() {
 	done | sort >"$W/$1.map"
 	n=$(wc -l <"$W/$1.map")
 	u=$(cut -d' ' -f1 "$W/$1.map" | uniq | wc -l)
-	[ "$n" -eq "$FLOWS" ] && [ "$u" -eq "$FLOWS" ] ||
+	if [ "$n" -ne "$FLOWS" ] || [ "$u" -ne "$FLOWS" ]; then
 		die "sent $FLOWS flows, the real servers received $n from $u clients"
+	fi
 }
 
 # ---- report ----

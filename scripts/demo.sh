@@ -31,11 +31,13 @@ DEMO_PKGS=(make gcc libc6-dev kmod xz-utils cpio busybox-static ipvsadm
 	   linux-headers-6.12-cloud-amd64)
 FLOWS=${DEMO_FLOWS:-3000}
 case $FLOWS in ''|*[!0-9]*) unfit "DEMO_FLOWS must be a number (10..60000)" ;; esac
-[ "$FLOWS" -ge 10 ] && [ "$FLOWS" -le 60000 ] ||
+if [ "$FLOWS" -lt 10 ] || [ "$FLOWS" -gt 60000 ]; then
 	unfit "DEMO_FLOWS must be in 10..60000"
+fi
 
-command -v apt-get >/dev/null && command -v dpkg-query >/dev/null ||
+if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
 	unfit "needs Debian 12 (apt-get and dpkg were not found)"
+fi
 [ "$(dpkg --print-architecture)" = amd64 ] ||
 	unfit "needs an amd64 (x86-64) Debian 12 machine: it boots Debian's amd64 kernel under QEMU"
 
@@ -131,9 +133,10 @@ done < <(tail -n +1 -f --pid=$qpid "$res" 2>/dev/null)
 qrc=0
 wait $qpid || qrc=$?
 
-bad=$(tr -d '\r' <"$con" | grep -E -m 5 -- "$KERNEL_BUG_RE" || true)
+bug_re=${KERNEL_BUG_RE:-'WARNING:|BUG:|Oops|Kernel panic|Call Trace:'}
+bad=$(tr -d '\r' <"$con" | grep -E -m 5 -- "$bug_re" || true)
 if [ -n "$bad" ]; then
-	tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE" >&2
+	tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$bug_re" >&2
 	die "the guest kernel reported a problem (console: $con)"
 fi
 [ "$qrc" -eq 124 ] && die "QEMU timed out after ${QEMU_TIMEOUT}s (console: $con)"

@@ -13,7 +13,12 @@ set -eu
 
 KFLAVOUR=${KFLAVOUR:-default}
 export KFLAVOUR
-[ "$KFLAVOUR" = default ] || export QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
+if [ "$KFLAVOUR" != default ]; then
+	# KASAN and lockdep under TCG are several times slower.
+	GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
+	export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT + 300))}
+fi
 KUNIT_SUITES=${KUNIT_SUITES:-maglev_table}
 
 kdir=$("$TOP/scripts/build-kernel.sh")
@@ -76,7 +81,7 @@ elif [ "$built" -eq 0 ]; then
 else
 	for t in "${tests[@]}"; do
 		vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" "$w" "" \
-			"maglev.job=test:$t" "maglev.timeout=${GUEST_TIMEOUT:-60}"
+			"maglev.job=test:$t" "maglev.timeout=$GUEST_TIMEOUT"
 	done
 fi
 summary

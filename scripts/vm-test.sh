@@ -13,12 +13,10 @@ set -eu
 
 KFLAVOUR=${KFLAVOUR:-default}
 export KFLAVOUR
+# Seconds for one guest test; KASAN and lockdep under TCG are slower.
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
-if [ "$KFLAVOUR" != default ]; then
-	# KASAN and lockdep under TCG are several times slower.
-	GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
-	export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT + 300))}
-fi
+[ "$KFLAVOUR" = default ] || GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
+export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
 KUNIT_SUITES=${KUNIT_SUITES:-maglev_table}
 
 kdir=$("$TOP/scripts/build-kernel.sh")

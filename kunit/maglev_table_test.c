@@ -193,8 +193,12 @@ static void maglev_order_independence_test(struct kunit *test)
 	digest = bd->t->digest;
 	memcpy(first, bd->t->slot, 65537 * sizeof(u16));
 	for (r = 0; r < 4; r++) {
-		for (i = bd->n; i > 1; i--)
-			swap(bd->b[i - 1], bd->b[lcg(&state) % i]);
+		for (i = bd->n; i > 1; i--) {
+			/* swap() evaluates its arguments twice. */
+			u32 j = lcg(&state) % i;
+
+			swap(bd->b[i - 1], bd->b[j]);
+		}
 		KUNIT_ASSERT_EQ(test, build_run(bd), 0);
 		KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
 		KUNIT_EXPECT_EQ(test, memcmp(first, bd->t->slot,

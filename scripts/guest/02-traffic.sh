@@ -11,7 +11,7 @@ setup_net 3
 warm_up
 
 if have_udpflows; then
-	naddr=20 nport=100	# 2000 flows
+	naddr=20 nport=60	# 1200 flows
 else
 	info "no udpflows in the guest: fewer flows with socat"
 	naddr=3 nport=10
@@ -80,7 +80,7 @@ for i in 1 2 3; do
 done
 check_sim "$S" "$S" "$T/s.dr"
 if have_udpflows; then
-	more=$(client_addrs 4 $((400 - naddr)) $((naddr + 1)))
+	more=$(client_addrs 4 $((300 - naddr)) $((naddr + 1)))
 else
 	more=
 fi

@@ -11,7 +11,7 @@ setup_net 3
 warm_up
 V=10.0.0.1
 S="UDP $V:80"
-if have_udpflows; then naddr=10 nport=150; else naddr=3 nport=10; fi
+if have_udpflows; then naddr=10 nport=100; else naddr=3 nport=10; fi
 addrs=$(client_addrs 4 $naddr)
 
 run ipvsadm -A -u $V:80 -s maglev -b flag-2

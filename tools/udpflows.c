@@ -32,14 +32,14 @@ union sockaddr_any {
 	struct sockaddr_in6 in6;
 };
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...\n");
 	exit(2);
 }
 
-static unsigned long number(const char *s, unsigned long max)
+static unsigned long parse_number(const char *s, unsigned long max)
 {
 	unsigned long v;
 	char *end;
@@ -109,12 +109,12 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc < 6)
-		usage();
+		print_usage();
 
 	family = strchr(argv[1], ':') ? AF_INET6 : AF_INET;
-	dport = number(argv[2], 65535);
-	first = number(argv[3], 65535);
-	nr = number(argv[4], 65536);
+	dport = parse_number(argv[2], 65535);
+	first = parse_number(argv[3], 65535);
+	nr = parse_number(argv[4], 65536);
 	if (!first || first + nr > 65536) {
 		fprintf(stderr, "udpflows: source ports out of range\n");
 		return 2;

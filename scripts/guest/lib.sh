@@ -9,6 +9,7 @@
 MAGLEV_KO=${MAGLEV_KO:-/maglev/ip_vs_maglev.ko}
 MAGLEV_SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
 PROC=/proc/net/ip_vs_maglev
+# shellcheck disable=SC2034 # used by the tests
 PARAMS=/sys/module/ip_vs_maglev/parameters
 NFAIL=0
 T=$(mktemp -d /tmp/mgtest.XXXXXX)
@@ -93,15 +94,6 @@ in_ns() {
 # sim FILE: run maglev-sim on the commands in FILE (stderr to stdout).
 sim() {
 	"$MAGLEV_SIM" <"$1" 2>&1
-}
-
-# sim_backends SERVICE: SIM commands that add the dests of SERVICE as
-# /proc lists them, draining ones included; for "WEIGHT x 0" draining use
-# the sim's own commands instead.
-sim_backends() {
-	svc_dests "$1" | while read -r n w s; do
-		echo "ADD_NODE $n $w"
-	done
 }
 
 # check_sim TEXT SERVICE CMDFILE: the digest and the slot counts of SERVICE

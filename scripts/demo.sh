@@ -2,12 +2,14 @@
 # demo.sh (make demo): see the maglev scheduler work, on a fresh Debian 12
 # machine, without building a kernel.
 #
-# Installs what it needs with apt-get (Debian's stock 6.12 cloud kernel and
-# its headers, QEMU, busybox, ipvsadm, iproute2, socat), builds
+# Installs what it needs with apt-get (the headers of Debian's stock 6.12
+# cloud kernel, QEMU, busybox, ipvsadm, iproute2, socat), builds
 # ip_vs_maglev.ko against the stock headers and maglev-sim, and boots the
 # stock kernel under QEMU (TCG, no network device) with an initramfs that
-# holds them and scripts/demo-guest.sh. Nothing is loaded into this
-# machine's kernel and its network is not touched.
+# holds them and scripts/demo-guest.sh. The stock kernel itself is not
+# installed: its linux-image .deb is downloaded and unpacked into the cache
+# (stock_kernel in lib.sh), nothing goes into /boot. Nothing is loaded into
+# this machine's kernel and its network is not touched.
 #
 # The guest creates a maglev service with five real servers in network
 # namespaces, sends DEMO_FLOWS (default 3000) flows, adds a sixth server,
@@ -27,8 +29,7 @@ PATH=$PATH:/usr/sbin:/sbin
 unfit() { echo "make demo: $*" >&2; exit 1; }
 
 DEMO_PKGS=(make gcc libc6-dev kmod xz-utils cpio busybox-static ipvsadm
-	   iproute2 socat qemu-system-x86 linux-image-6.12-cloud-amd64
-	   linux-headers-6.12-cloud-amd64)
+	   iproute2 socat qemu-system-x86 linux-headers-6.12-cloud-amd64)
 FLOWS=${DEMO_FLOWS:-3000}
 case $FLOWS in ''|*[!0-9]*) unfit "DEMO_FLOWS must be a number (10..60000)" ;; esac
 if [ "$FLOWS" -lt 10 ] || [ "$FLOWS" -gt 60000 ]; then
@@ -60,7 +61,11 @@ fi
 command -v qemu-system-x86_64 >/dev/null ||
 	unfit "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
 ver=$(stock_kver) ||
-	unfit "no Debian 6.12 cloud kernel with image, modules and headers: apt-get install linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64"
+	unfit "no headers of Debian's 6.12 cloud kernel: apt-get install linux-headers-6.12-cloud-amd64"
+[ -f "$(stock_dir)/.ready" ] ||
+	step "getting the stock kernel $ver: its linux-image package, unpacked into the cache (once)"
+stock_kernel ||
+	unfit "cannot get Debian's stock kernel $ver (see the lines above)"
 
 w="$TOP/build/demo"
 mkdir -p "$w"
@@ -85,23 +90,9 @@ cp "$w/tools/maglev-sim" "$w/root/maglev/"
 
 # ip_vs, veth and pktgen from the stock kernel with their dependencies, in
 # load order, decompressed for busybox insmod.
-step "gathering ip_vs, veth and pktgen from /lib/modules/$ver"
-: >"$w/root/maglev/deps.list"
-for m in ip_vs veth pktgen; do
-	modprobe -S "$ver" --show-depends "$m" ||
-		die "modprobe cannot find $m for $ver"
-done | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
-	name=${ko##*/}
-	name=${name%.xz}
-	name=${name%.zst}
-	grep -qx "$name" "$w/root/maglev/deps.list" && continue
-	case $ko in
-	*.xz) xz -dc "$ko" ;;
-	*.zst) zstd -dcq "$ko" ;;
-	*) cat "$ko" ;;
-	esac >"$w/root/maglev/deps/$name"
-	echo "$name" >>"$w/root/maglev/deps.list"
-done
+step "gathering ip_vs, veth and pktgen of $ver from $STOCK_ROOT"
+stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs veth pktgen ||
+	die "cannot gather the stock kernel's modules"
 cp "$TOP/scripts/demo-guest.sh" "$w/root/maglev/tests/demo.sh"
 
 step "building the initramfs"
@@ -112,7 +103,7 @@ con="$w/console.log"
 res="$w/results.log"
 : >"$res"
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-600}
-"$TOP/scripts/qemu-run.sh" "/boot/vmlinuz-$ver" "$w/initramfs.cpio" \
+"$TOP/scripts/qemu-run.sh" "$STOCK_ROOT/boot/vmlinuz-$ver" "$w/initramfs.cpio" \
 	"$con" "$res" maglev.job=test:demo.sh \
 	maglev.timeout=$((QEMU_TIMEOUT - 30)) maglev.flows="$FLOWS" \
 	maglev.ascii="${DEMO_ASCII:-0}" &

@@ -8,7 +8,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 need_pkgs "${BUILD_PKGS[@]}" dkms linux-headers-6.12-cloud-amd64
-ver=$(stock_kver) || die "no Debian 6.12 cloud kernel with image, modules and headers"
+ver=$(stock_kver) || die "no headers of Debian's 6.12 cloud kernel"
 w=$(work_dir dkms)
 rm -rf "$w/tree" "$w/src"
 mkdir -p "$w/tree"

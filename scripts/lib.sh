@@ -41,7 +41,7 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # shellcheck disable=SC2034
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
 	    ipvsadm iproute2 socat linux-headers-cloud-amd64
-	    linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64)
+	    linux-headers-6.12-cloud-amd64)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then
@@ -72,16 +72,141 @@ kernel_cache_dir() {
 	echo "$(cache_root)/kernel-${ver//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
 }
 
-# stock_kver: version of the Debian 6.12 cloud kernel present as image,
-# modules and headers.
+# stock_kver: version of the Debian 6.12 cloud kernel whose headers are
+# installed (the one linux-headers-6.12-cloud-amd64 depends on), e.g.
+# 6.12.117+deb12-cloud-amd64. Needs only the headers, not the image.
 stock_kver() {
-	local d v
-	for d in /usr/src/linux-headers-6.12.*-cloud-amd64; do
-		v=${d#/usr/src/linux-headers-}
-		[ -f "/boot/vmlinuz-$v" ] && [ -d "/lib/modules/$v/kernel" ] &&
-			{ echo "$v"; return 0; }
+	local dep v
+	dep=$(dpkg-query -W -f='${Depends}' linux-headers-6.12-cloud-amd64 \
+		2>/dev/null) || return 1
+	v=$(sed -n 's/^\(.*, \)\?linux-headers-\(6\.12\.[^ ,]*-cloud-amd64\)\( .*\)\?$/\2/p' \
+		<<<"$dep")
+	[ -n "$v" ] && [ -d "/usr/src/linux-headers-$v" ] || return 1
+	echo "$v"
+}
+
+# stock_kernel: make Debian's stock 6.12 cloud kernel matching the installed
+# headers (stock_kver) available to boot under QEMU, without installing it:
+# the first call downloads its linux-image .deb with "apt-get download" and
+# unpacks it with dpkg-deb into the cache; later calls reuse that. Nothing
+# goes into /boot or /lib/modules. Sets STOCK_VER (the kernel version) and
+# STOCK_ROOT, the directory holding boot/vmlinuz-$STOCK_VER and
+# lib/modules/$STOCK_VER/ (with modules.dep). Logs and returns 1 on failure.
+# shellcheck disable=SC2034
+stock_kernel() {
+	local ver pkgver dir
+	STOCK_VER='' STOCK_ROOT=''
+	ver=$(stock_kver) || {
+		log "no headers of Debian's 6.12 cloud kernel (linux-headers-6.12-cloud-amd64)"
+		return 1
+	}
+	pkgver=$(dpkg-query -W -f='${Version}' "linux-headers-$ver") || return 1
+	dir=$(stock_dir "$ver" "$pkgver")
+	if [ ! -f "$dir/.ready" ]; then
+		mkdir -p "$dir" || return 1
+		( flock 9 && stock_unpack "$ver" "$pkgver" "$dir" ) 9>"$dir.lock" ||
+			return 1
+	fi
+	STOCK_VER=$ver
+	STOCK_ROOT=$dir/root
+}
+
+# stock_dir [VER PKGVER]: the cache directory of stock_kernel, for the
+# installed headers by default; it holds .ready once unpacked.
+stock_dir() {
+	local ver=${1:-} pkgver=${2:-}
+	[ -n "$ver" ] || ver=$(stock_kver) || return 1
+	[ -n "$pkgver" ] ||
+		pkgver=$(dpkg-query -W -f='${Version}' "linux-headers-$ver") ||
+		return 1
+	echo "$(cache_root)/stock-$ver-${pkgver//[^A-Za-z0-9.-]/_}"
+}
+
+# stock_unpack VER PKGVER DIR: the work of stock_kernel, under its lock.
+stock_unpack() {
+	local ver=$1 pkgver=$2 dir=$3 pkg deb='' try
+	local PATH=$PATH:/usr/sbin:/sbin
+	[ -f "$dir/.ready" ] && return 0
+	rm -rf "$dir/dl" "$dir/tmp" "$dir/root" "$dir/download.log"
+	mkdir -p "$dir/dl" "$dir/tmp" || return 1
+	# The signed image is what the metapackage installs; the unsigned one
+	# holds the same kernel and modules. Update the package lists (root
+	# only) if neither can be downloaded.
+	for try in lists update; do
+		if [ "$try" = update ]; then
+			[ "$(id -u)" -eq 0 ] || break
+			log "download failed; running apt-get update"
+			apt-get -q update >>"$dir/download.log" 2>&1 || break
+		fi
+		for pkg in "linux-image-$ver" "linux-image-$ver-unsigned"; do
+			log "downloading $pkg=$pkgver into $dir"
+			(cd "$dir/dl" && apt-get -q download "$pkg=$pkgver") \
+				>>"$dir/download.log" 2>&1 || continue
+			deb=$(find "$dir/dl" -name '*.deb' | head -n 1)
+			[ -n "$deb" ] && break 2
+		done
 	done
-	return 1
+	if [ -z "$deb" ]; then
+		tail -n 5 "$dir/download.log" >&2
+		log "cannot download linux-image-$ver $pkgver (log: $dir/download.log)"
+		if [ "$(id -u)" -ne 0 ]; then
+			log "as root, 'apt-get update' may help"
+		else
+			log "if the archive has moved on to a newer kernel, upgrade the headers: apt-get install linux-headers-6.12-cloud-amd64"
+		fi
+		return 1
+	fi
+	log "unpacking ${deb##*/}"
+	dpkg-deb -x "$deb" "$dir/tmp" || return 1
+	if [ ! -f "$dir/tmp/boot/vmlinuz-$ver" ] ||
+	   [ ! -d "$dir/tmp/lib/modules/$ver/kernel" ]; then
+		log "${deb##*/} has no boot/vmlinuz-$ver or lib/modules/$ver/kernel"
+		return 1
+	fi
+	# The package leaves modules.dep to its postinst.
+	depmod -C /dev/null -b "$dir/tmp" "$ver" ||
+		{ log "depmod -b $dir/tmp $ver failed"; return 1; }
+	mv -T "$dir/tmp" "$dir/root" || return 1
+	rm -rf "$dir/dl"
+	touch "$dir/.ready"
+}
+
+# stock_modules ROOT VER DEST MOD...: copy the modules MOD... of kernel VER
+# unpacked under ROOT (as by stock_kernel), with everything they depend on,
+# decompressed for busybox insmod, into DEST/deps/, and list their file
+# names in load order in DEST/deps.list (as guest-init.sh expects).
+stock_modules() {
+	local root=$1 ver=$2 dest=$3 m deps='' kind ko name
+	shift 3
+	local PATH=$PATH:/usr/sbin:/sbin
+	mkdir -p "$dest/deps"
+	: >"$dest/deps.list"
+	for m in "$@"; do
+		# -C /dev/null: none of this machine's modprobe.d options.
+		deps+=$(modprobe -C /dev/null -d "$root" -S "$ver" \
+			--show-depends "$m") || {
+			log "modprobe finds no $m in $root/lib/modules/$ver"
+			return 1
+		}
+		deps+=$'\n'
+	done
+	while read -r kind ko _; do
+		[ "$kind" = insmod ] || continue
+		case $ko in
+		"$root"/*) ;;
+		*) log "modprobe named $ko, outside $root"; return 1 ;;
+		esac
+		name=${ko##*/}
+		name=${name%.xz}
+		name=${name%.zst}
+		grep -qxF "$name" "$dest/deps.list" && continue
+		case $ko in
+		*.xz) xz -dc "$ko" ;;
+		*.zst) zstd -dcq "$ko" ;;
+		*) cat "$ko" ;;
+		esac >"$dest/deps/$name" || { log "cannot read $ko"; return 1; }
+		echo "$name" >>"$dest/deps.list"
+	done <<<"$deps"
 }
 
 # Results: every check prints "PASS: <what>" or "FAIL: <what>" and the

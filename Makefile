@@ -32,13 +32,16 @@ clean:
 		kunit/modules.order kunit/Module.symvers
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
 $(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c maglev_table.c
+
+$(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c
 
 $(BUILD)/bench-host: tools/bench-host.c tests/maglev_ref.c maglev_table.c include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -march=native \
@@ -64,7 +67,7 @@ help:
 	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
 	@echo '  make install    install into /lib/modules/<version>/extra and run depmod'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (userspace table planner)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner) and udpflows (test traffic)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'

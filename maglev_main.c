@@ -28,10 +28,12 @@
  * inverse lookups), 4 or 16 bytes in network byte order, followed with
  * flag-2 (IP_VS_SVC_F_SCHED2) by the client port, 2 bytes in network byte
  * order.  hash = maglev_hash(key, len, seed); the slot's owner is the choice.
- * With flag-1 (IP_VS_SVC_F_SCHED1) an unavailable choice (weight 0,
- * overloaded or removed) falls back to a few rehashes with derived seeds and
- * then to a walk over the destinations from a hash-derived index; without it
- * no destination is returned.
+ * An unavailable choice falls back to a few rehashes with derived seeds and
+ * then to a walk over the destinations from a hash-derived index.  A choice
+ * with weight 0 (set to 0 while the table was being rebuilt) or removed (a
+ * rebuild failed) always falls back, so draining never drops a connection;
+ * an overloaded one (IP_VS_DEST_F_OVERLOAD) only with flag-1
+ * (IP_VS_SVC_F_SCHED1), and without it no destination is returned.
  *
  * Module parameters (0644), used from a service's next rebuild on:
  *	table_size	prime table size M in 251..5000011 (default 65537)
@@ -503,12 +505,20 @@ static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
 
 /* Scheduling */
 
+/*
+ * Weight 0 or removed: the table is about to drop the destination, or kept
+ * it because a rebuild failed.  Its new connections always go elsewhere.
+ */
+static bool maglev_dest_retired(const struct ip_vs_dest *dest)
+{
+	return atomic_read(&dest->weight) <= 0 ||
+	       !(dest->cflags & IP_VS_DEST_CF_AVAILABLE);
+}
+
 static bool maglev_dest_unavailable(const struct ip_vs_dest *dest)
 {
-	/* A removed destination stays in an old table if a rebuild failed. */
-	return atomic_read(&dest->weight) <= 0 ||
-	       dest->flags & IP_VS_DEST_F_OVERLOAD ||
-	       !(dest->cflags & IP_VS_DEST_CF_AVAILABLE);
+	return maglev_dest_retired(dest) ||
+	       dest->flags & IP_VS_DEST_F_OVERLOAD;
 }
 
 /* Client port of a TCP, UDP or SCTP packet in network order, 0 otherwise. */
@@ -603,7 +613,8 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 	idx = maglev_lookup(lut->table, hash);
 	dest = idx < lut->nr ? lut->dest[idx] : NULL;
 	if (dest && maglev_dest_unavailable(dest))
-		dest = svc->flags & MAGLEV_F_FALLBACK ?
+		dest = (svc->flags & MAGLEV_F_FALLBACK) ||
+		       maglev_dest_retired(dest) ?
 		       maglev_fallback(lut, key, len, hash) : NULL;
 
 	if (!dest) {

@@ -6,6 +6,9 @@
 # CONSOLE_LOG, the guest's second serial port (ttyS1) to RESULTS_LOG.
 # Environment: QEMU_TIMEOUT (seconds, default 120), QEMU_MEM (default 1G),
 # QEMU_SMP (default 2). Exit status is QEMU's, or 124 on timeout.
+# tsc=reliable: under TCG the TSC follows the host clock, but the jiffies
+# watchdog sees emulation jitter and would demote it, leaving the guest on
+# 4 ms jiffies, too coarse for the build_ns figures.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -23,4 +26,4 @@ timeout -k 5 "${QEMU_TIMEOUT:-120}" \
 	-nic none -no-reboot -display none -monitor none \
 	-serial "file:$console" -serial "file:$results" \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 $*" </dev/null
+	-append "console=ttyS0 panic=-1 tsc=reliable $*" </dev/null

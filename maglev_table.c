@@ -156,20 +156,31 @@ static inline u64 mix64(u64 x)
 }
 
 /*
- * The n <= 8 bytes at p as a little-endian number.  Two overlapping loads
- * put each byte at bit 8 * its index, so they equal a byte-by-byte load.
+ * The n <= 8 bytes at p as a little-endian number, read in 4-, 2- and 1-byte
+ * pieces from the front.  Keys are put together the same way (a 4-byte
+ * address, then a 2-byte port), so no load straddles two stores, which would
+ * defeat store-to-load forwarding.
  */
 static inline u64 load_le(const u8 *p, size_t n)
 {
+	u64 v = 0;
+	u32 shift = 0;
+
 	if (n == 8)
 		return maglev_le64(p);
-	if (n >= 4)
-		return maglev_le32(p) |
-		       (u64)maglev_le32(p + n - 4) << (8 * (n - 4));
-	if (n >= 2)
-		return maglev_le16(p) |
-		       (u64)maglev_le16(p + n - 2) << (8 * (n - 2));
-	return n ? p[0] : 0;
+	if (n & 4) {
+		v = maglev_le32(p);
+		p += 4;
+		shift = 32;
+	}
+	if (n & 2) {
+		v |= (u64)maglev_le16(p) << shift;
+		p += 2;
+		shift += 16;
+	}
+	if (n & 1)
+		v |= (u64)p[0] << shift;
+	return v;
 }
 
 /**

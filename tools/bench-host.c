@@ -18,6 +18,7 @@
  * also each half alone.  Median of RUNS passes, in ns per key.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,16 +309,16 @@ static u64 lookup_pass(const struct maglev_table *t, int kind)
 
 	t0 = now_ns();
 	for (i = 0; i < LOOKUP_KEYS; i++) {
-		/* varied IPv4 address and port, network byte order */
-		u32 addr = 0x0a000000U + i * 2654435761U;
-		u16 port = (u16)(i * 40503U);
+		/*
+		 * Varied IPv4 address and port in network byte order, copied
+		 * into the key as the scheduler copies them from the packet:
+		 * one 4-byte and one 2-byte store.
+		 */
+		u32 addr = htonl(0x0a000000U + i * 2654435761U);
+		u16 port = htons((u16)(i * 40503U));
 
-		key[0] = addr >> 24;
-		key[1] = addr >> 16;
-		key[2] = addr >> 8;
-		key[3] = addr;
-		key[4] = port >> 8;
-		key[5] = port;
+		memcpy(key, &addr, sizeof(addr));
+		memcpy(key + 4, &port, sizeof(port));
 		switch (kind) {
 		case L_BOTH:
 			sum += maglev_lookup(t, maglev_hash(key, 6, 0));

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Guest test 8: a rebuild that fails keeps the previous table serving.
 # More destinations than table slots is rejected by the table builder
-# (build_fail); where the kernel has failslab, an injected allocation
-# failure while a destination is deleted (alloc_fail) leaves the old table
-# in place, and the deleted destination is never chosen from it. The next
-# change rebuilds.
+# (build_fail), and so is a weight above 65535; where the kernel has
+# failslab, an injected allocation failure while a destination is deleted
+# (alloc_fail) leaves the old table in place.  A destination that the old
+# table still maps keys to but that was removed or set to weight 0 is never
+# chosen, and its keys are not dropped.  The next change rebuilds.
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1
@@ -40,6 +41,46 @@ printf 'REMOVE_NODE 10.2.0.2:80\nADD_NODE 10.3.0.1:80\n' >>"$T/s"
 check_sim "$S after the rebuild" "$S" "$T/s"
 run ipvsadm -C
 echo 65537 >$PARAMS/table_size
+
+# --- weight 0 while a failed rebuild keeps the old table --------------------
+# A weight above 65535 (IPVS takes up to INT_MAX) fails every rebuild, so
+# the table from before keeps mapping keys to a dest whose weight is then
+# set to 0.  Without flag-1 those keys still get a dest: a drained or
+# removed dest is never a reason to drop a connection.
+setup_net 3
+warm_up
+run ipvsadm -A -u $V:80 -s maglev -b flag-2
+: >"$T/s0"
+for i in 1 2 3; do
+	run ipvsadm -a -u $V:80 -r "10.1.$i.1:80" -m -w 1
+	echo "ADD_NODE 10.1.$i.1:80 1" >>"$T/s0"
+done
+S="UDP $V:80"
+d=$(svc_field "$S" digest)
+run ipvsadm -e -u $V:80 -r 10.1.1.1:80 -m -w 70000
+expect_eq "$S: weight 70000 fails the rebuild" "$(svc_field "$S" build_fail)" 1
+check "the kernel log says why" \
+	sh -c "dmesg | grep -q '$S: table rebuild .* failed: backend weight must be 0 to 65535'"
+run ipvsadm -e -u $V:80 -r 10.1.2.1:80 -m -w 0
+expect_eq "$S: ... and so does the next change" "$(svc_field "$S" build_fail)" 2
+expect_eq "$S: the old table stays" "$(svc_field "$S" digest)" "$d"
+addrs=$(client_addrs 4 10)
+# shellcheck disable=SC2086
+flows $V 80 10000 30 $addrs >"$T/f0"
+predict "$T/f0" "$T/s0" 1 | sort >"$T/p0"
+conns $V 80 | sort >"$T/c0"
+expect_eq "$S: every flow is served without flag-1" \
+	"$(wc -l <"$T/c0")" "$(wc -l <"$T/f0")"
+expect_eq "$S: no flow goes to the weight-0 dest" \
+	"$(grep -c ' 10\.1\.2\.1:80$' "$T/c0")" 0
+check "$S: some flows mapped to the weight-0 dest" \
+	[ "$(grep -c ' 10\.1\.2\.1:80$' "$T/p0")" -gt 0 ]
+bad=$(awk 'NR == FNR { p[$1 " " $2] = $3; next }
+	p[$1 " " $2] != "10.1.2.1:80" && p[$1 " " $2] != $3 { n++ }
+	END { print n + 0 }' "$T/p0" "$T/c0")
+expect_eq "$S: the other flows keep their dest" "$bad" 0
+run ipvsadm -C
+cleanup_net
 
 # --- injected allocation failure ---------------------------------------------
 FS=/sys/kernel/debug/failslab
@@ -103,8 +144,8 @@ expect_eq "$S: the old table stays (digest)" "$(svc_field "$S" digest)" "$d"
 check "the kernel log reports the failure" \
 	sh -c "dmesg | grep -q '$S: table rebuild (size 251, 21 dests) failed: out of memory'"
 
-# The old table still maps keys to the deleted dest: those flows find no
-# destination (no flag-1), the others keep theirs.
+# The old table still maps keys to the deleted dest: those flows fall back
+# to the others even without flag-1, the others keep their dest.
 addrs=$(client_addrs 4 10)
 # shellcheck disable=SC2086
 flows $V 80 20000 30 $addrs >"$T/f"
@@ -112,10 +153,11 @@ predict "$T/f" "$T/s" 1 | sort >"$T/p"
 conns $V 80 | sort >"$T/c"
 expect_eq "no flow goes to the deleted dest" \
 	"$(grep -c ' 10\.1\.2\.1:80$' "$T/c")" 0
-expect_eq "flows of the deleted dest fail, the others are served" \
-	"$(wc -l <"$T/c")" "$(awk -v g=$GONE '$3 != g' "$T/p" | wc -l)"
-bad=$(awk 'NR == FNR { p[$1 " " $2] = $3; next }
-	p[$1 " " $2] != $3 { n++ } END { print n + 0 }' "$T/p" "$T/c")
+expect_eq "flows of the deleted dest are served too" \
+	"$(wc -l <"$T/c")" "$(wc -l <"$T/f")"
+bad=$(awk -v g=$GONE 'NR == FNR { p[$1 " " $2] = $3; next }
+	p[$1 " " $2] != g && p[$1 " " $2] != $3 { n++ }
+	END { print n + 0 }' "$T/p" "$T/c")
 expect_eq "the others keep their dest" "$bad" 0
 
 run ipvsadm -E -u $V:80 -s maglev -b flag-1,flag-2

@@ -520,17 +520,29 @@ static int cmd_lookup_addr(struct sim *s, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_counts(struct sim *s, int argc, char **argv)
+/* One line per backend in name order: slots, or everything with @all. */
+static void print_backends(const struct sim *s, bool all)
 {
 	const struct maglev_backend *b;
 	u32 i;
 
-	(void)argc;
-	(void)argv;
 	for (i = 0; i < s->cur_n; i++) {
 		b = &s->cur_b[i];
-		printf("%.*s %u\n", (int)b->name_len, b->name, b->slots);
+		if (all)
+			printf("%.*s weight=%u drain=%u turns=%u slots=%u\n",
+			       (int)b->name_len, b->name, b->weight,
+			       b->drain_weight, b->turns, b->slots);
+		else
+			printf("%.*s %u\n", (int)b->name_len, b->name,
+			       b->slots);
 	}
+}
+
+static int cmd_counts(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	print_backends(s, false);
 	return 0;
 }
 
@@ -544,17 +556,9 @@ static int cmd_digest(struct sim *s, int argc, char **argv)
 
 static int cmd_show(struct sim *s, int argc, char **argv)
 {
-	const struct maglev_backend *b;
-	u32 i;
-
 	(void)argc;
 	(void)argv;
-	for (i = 0; i < s->cur_n; i++) {
-		b = &s->cur_b[i];
-		printf("%.*s weight=%u drain=%u turns=%u slots=%u\n",
-		       (int)b->name_len, b->name, b->weight, b->drain_weight,
-		       b->turns, b->slots);
-	}
+	print_backends(s, true);
 	return 0;
 }
 

@@ -14,12 +14,7 @@ S="UDP $V:80"
 if have_udpflows; then naddr=10 nport=100; else naddr=3 nport=10; fi
 addrs=$(client_addrs 4 $naddr)
 
-run ipvsadm -A -u $V:80 -s maglev -b flag-2
-: >"$T/s"
-for i in 1 2 3; do
-	run ipvsadm -a -u $V:80 -r "10.1.$i.1:80" -m -w 1
-	echo "ADD_NODE 10.1.$i.1:80 1" >>"$T/s"
-done
+udp_service3 "$T/s"
 d0=$(svc_field "$S" digest)
 check_sim "$S" "$S" "$T/s"
 

@@ -49,12 +49,7 @@ echo 65537 >$PARAMS/table_size
 # removed dest is never a reason to drop a connection.
 setup_net 3
 warm_up
-run ipvsadm -A -u $V:80 -s maglev -b flag-2
-: >"$T/s0"
-for i in 1 2 3; do
-	run ipvsadm -a -u $V:80 -r "10.1.$i.1:80" -m -w 1
-	echo "ADD_NODE 10.1.$i.1:80 1" >>"$T/s0"
-done
+udp_service3 "$T/s0"
 S="UDP $V:80"
 d=$(svc_field "$S" digest)
 run ipvsadm -e -u $V:80 -r 10.1.1.1:80 -m -w 70000

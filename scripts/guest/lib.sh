@@ -173,6 +173,18 @@ setup_net() {
 	done
 }
 
+# udp_service3 SIMCMDS: UDP service $VIP4:80 with flag-2 and the real
+# servers 10.1.1.1:80 .. 10.1.3.1:80 (NAT, weight 1); the maglev-sim
+# commands for the same backends go to SIMCMDS.
+udp_service3() {
+	run ipvsadm -A -u $VIP4:80 -s maglev -b flag-2
+	: >"$1"
+	for _i in 1 2 3; do
+		run ipvsadm -a -u $VIP4:80 -r "10.1.$_i.1:80" -m -w 1
+		echo "ADD_NODE 10.1.$_i.1:80 1" >>"$1"
+	done
+}
+
 # client_addrs FAMILY N [FIRST]: add N client addresses (from number FIRST,
 # default 1) in "cl", print them.
 client_addrs() {

@@ -8,7 +8,7 @@
 #   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers
 #   static   scripts/static-check.sh     checkpatch --strict, sparse
 #   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
-#   stock    scripts/stock-smoke.sh      Debian's stock 6.12 kernel in QEMU
+#   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU
 #   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
 set -eu

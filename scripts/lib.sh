@@ -72,59 +72,90 @@ kernel_cache_dir() {
 	echo "$(cache_root)/kernel-${ver//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
 }
 
-# stock_kver: version of the Debian 6.12 cloud kernel whose headers are
-# installed (the one linux-headers-6.12-cloud-amd64 depends on), e.g.
-# 6.12.117+deb12-cloud-amd64. Needs only the headers, not the image.
+# Debian's stock cloud kernels: a series is "6.12" (the default) or "6.1",
+# Debian 12's own kernel.
+STOCK_SERIES_DEFAULT=6.12
+
+# stock_meta [SERIES]: the headers metapackage that follows Debian's SERIES
+# cloud kernel: linux-headers-cloud-amd64 for 6.1 (bookworm's default),
+# linux-headers-SERIES-cloud-amd64 otherwise.
+stock_meta() {
+	local series=${1:-$STOCK_SERIES_DEFAULT}
+	case $series in
+	6.1) echo linux-headers-cloud-amd64 ;;
+	*) echo "linux-headers-$series-cloud-amd64" ;;
+	esac
+}
+
+# stock_kver [SERIES]: version of the Debian SERIES (default 6.12) cloud
+# kernel whose headers are installed (the one stock_meta SERIES depends on),
+# e.g. 6.12.117+deb12-cloud-amd64 or 6.1.0-57-cloud-amd64. Needs only the
+# headers, not the image.
+# shellcheck disable=SC2120 # SERIES is optional
 stock_kver() {
-	local dep v
-	dep=$(dpkg-query -W -f='${Depends}' linux-headers-6.12-cloud-amd64 \
+	local series=${1:-$STOCK_SERIES_DEFAULT} dep d v=''
+	dep=$(dpkg-query -W -f='${Depends}' "$(stock_meta "$series")" \
 		2>/dev/null) || return 1
-	v=$(sed -n 's/^\(.*, \)\?linux-headers-\(6\.12\.[^ ,]*-cloud-amd64\)\( .*\)\?$/\2/p' \
-		<<<"$dep")
+	local IFS=,
+	for d in $dep; do
+		d=${d# }
+		d=${d%% *}
+		case $d in
+		linux-headers-"$series".*-cloud-amd64) v=${d#linux-headers-} ;;
+		esac
+	done
 	[ -n "$v" ] && [ -d "/usr/src/linux-headers-$v" ] || return 1
 	echo "$v"
 }
 
-# stock_kernel: make Debian's stock 6.12 cloud kernel matching the installed
-# headers (stock_kver) available to boot under QEMU, without installing it:
-# the first call downloads its linux-image .deb with "apt-get download" and
-# unpacks it with dpkg-deb into the cache; later calls reuse that. Nothing
-# goes into /boot or /lib/modules. Sets STOCK_VER (the kernel version) and
-# STOCK_ROOT, the directory holding boot/vmlinuz-$STOCK_VER and
-# lib/modules/$STOCK_VER/ (with modules.dep). Logs and returns 1 on failure.
-# shellcheck disable=SC2034
+# stock_kernel [SERIES]: make Debian's stock SERIES (default 6.12) cloud
+# kernel matching the installed headers (stock_kver) available to boot under
+# QEMU, without installing it: the first call downloads its linux-image .deb
+# with "apt-get download" and unpacks it with dpkg-deb into the cache; later
+# calls reuse that. Nothing goes into /boot or /lib/modules. Sets STOCK_VER
+# (the kernel version) and STOCK_ROOT, the directory holding
+# boot/vmlinuz-$STOCK_VER and lib/modules/$STOCK_VER/ (with modules.dep).
+# Logs and returns 1 on failure.
+# shellcheck disable=SC2034,SC2120 # SERIES is optional
 stock_kernel() {
-	local ver pkgver dir
+	local series=${1:-$STOCK_SERIES_DEFAULT} ver pkgver dir meta
 	STOCK_VER='' STOCK_ROOT=''
-	ver=$(stock_kver) || {
-		log "no headers of Debian's 6.12 cloud kernel (linux-headers-6.12-cloud-amd64)"
+	meta=$(stock_meta "$series")
+	ver=$(stock_kver "$series") || {
+		log "no headers of Debian's $series cloud kernel ($meta)"
 		return 1
 	}
 	pkgver=$(dpkg-query -W -f='${Version}' "linux-headers-$ver") || return 1
 	dir=$(stock_dir "$ver" "$pkgver")
 	if [ ! -f "$dir/.ready" ]; then
 		mkdir -p "$dir" || return 1
-		( flock 9 && stock_unpack "$ver" "$pkgver" "$dir" ) 9>"$dir.lock" ||
-			return 1
+		( flock 9 && stock_unpack "$ver" "$pkgver" "$dir" "$meta" ) \
+			9>"$dir.lock" || return 1
 	fi
 	STOCK_VER=$ver
 	STOCK_ROOT=$dir/root
 }
 
-# stock_dir [VER PKGVER]: the cache directory of stock_kernel, for the
-# installed headers by default; it holds .ready once unpacked.
+# stock_dir [SERIES | VER PKGVER]: the cache directory of stock_kernel, for
+# the installed headers of SERIES (default 6.12) unless given the kernel and
+# package version; it holds .ready once unpacked.
+# shellcheck disable=SC2120 # SERIES is optional
 stock_dir() {
-	local ver=${1:-} pkgver=${2:-}
-	[ -n "$ver" ] || ver=$(stock_kver) || return 1
-	[ -n "$pkgver" ] ||
+	local ver pkgver
+	if [ $# -ge 2 ]; then
+		ver=$1 pkgver=$2
+	else
+		ver=$(stock_kver "${1:-}") || return 1
 		pkgver=$(dpkg-query -W -f='${Version}' "linux-headers-$ver") ||
-		return 1
+			return 1
+	fi
 	echo "$(cache_root)/stock-$ver-${pkgver//[^A-Za-z0-9.-]/_}"
 }
 
-# stock_unpack VER PKGVER DIR: the work of stock_kernel, under its lock.
+# stock_unpack VER PKGVER DIR META: the work of stock_kernel, under its
+# lock; META is the headers metapackage to name if the download fails.
 stock_unpack() {
-	local ver=$1 pkgver=$2 dir=$3 pkg deb='' try
+	local ver=$1 pkgver=$2 dir=$3 meta=$4 pkg deb='' try
 	local PATH=$PATH:/usr/sbin:/sbin
 	[ -f "$dir/.ready" ] && return 0
 	rm -rf "$dir/dl" "$dir/tmp" "$dir/root" "$dir/download.log"
@@ -152,7 +183,7 @@ stock_unpack() {
 		if [ "$(id -u)" -ne 0 ]; then
 			log "as root, 'apt-get update' may help"
 		else
-			log "if the archive has moved on to a newer kernel, upgrade the headers: apt-get install linux-headers-6.12-cloud-amd64"
+			log "if the archive has moved on to a newer kernel, upgrade the headers: apt-get install $meta"
 		fi
 		return 1
 	fi

@@ -1,46 +1,67 @@
 #!/bin/bash
-# stock-smoke.sh: boot Debian's stock 6.12 cloud kernel under QEMU, load its
-# ip_vs (and dependencies) and our module built against the stock headers,
-# then add a maglev service with three real servers, list, delete and
-# unload (scripts/stock-smoke-guest.sh). The kernel and its modules come
-# from the linux-image .deb matching the installed headers, unpacked into
-# the cache (stock_kernel in lib.sh); nothing is installed.
-# Logs: build/check/stock/.
+# stock-smoke.sh: boot each of Debian's stock cloud kernels, 6.1 (Debian
+# 12's default, linux-headers-cloud-amd64) and 6.12
+# (linux-headers-6.12-cloud-amd64), under QEMU, load its ip_vs (and
+# dependencies) and our module built against its headers, then add a
+# maglev service with three real servers, list it with ipvsadm and in
+# /proc/net/ip_vs_maglev, delete it and unload (scripts/stock-smoke-guest.sh).
+# Each kernel and its modules come from the linux-image .deb matching the
+# installed headers, unpacked into the cache (stock_kernel in lib.sh);
+# nothing is installed. Results are named "stock-6.1: ..." and
+# "stock-6.12: ...".
+# Logs: build/check/stock/<series>/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/vmlib.sh"
 
-need_pkgs "${BUILD_PKGS[@]}" linux-headers-6.12-cloud-amd64
-stock_kernel || die "cannot get Debian's stock 6.12 cloud kernel"
-ver=$STOCK_VER
+SERIES=(6.1 6.12)
+need_pkgs "${BUILD_PKGS[@]}" linux-headers-cloud-amd64 \
+	linux-headers-6.12-cloud-amd64
 w=$(work_dir stock)
-rm -rf "$w/root"
-mkdir -p "$w/root/maglev/deps" "$w/root/maglev/tests"
-stage_sources "$w/src"
 
-if [ ! -f "$w/src/Kbuild" ]; then
-	fail "stock $ver: no Kbuild, module sources missing"
-	summary
-	exit
-fi
-if ! make -C "/usr/src/linux-headers-$ver" M="$w/src" modules \
-	>"$w/module.log" 2>&1; then
-	fail "stock $ver: build ip_vs_maglev.ko (see $w/module.log)"
-	tail -n 30 "$w/module.log"
-	summary
-	exit
-fi
-cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
+# smoke SERIES: the smoke test on Debian's stock SERIES cloud kernel, with
+# its own build, initramfs and logs in $w/SERIES/.
+smoke() {
+	local series=$1 label="stock-$1" d="$w/$1" ver
+	rm -rf "$d"
+	mkdir -p "$d/root/maglev/deps" "$d/root/maglev/tests"
+	if ! stock_kernel "$series"; then
+		fail "$label: get Debian's stock $series cloud kernel"
+		return
+	fi
+	ver=$STOCK_VER
+	stage_sources "$d/src"
+	if [ ! -f "$d/src/Kbuild" ]; then
+		fail "$label: no Kbuild, module sources missing"
+		return
+	fi
+	if ! make -C "/usr/src/linux-headers-$ver" M="$d/src" modules \
+		>"$d/module.log" 2>&1; then
+		fail "$label: build ip_vs_maglev.ko against $ver (see $d/module.log)"
+		tail -n 30 "$d/module.log"
+		return
+	fi
+	cp "$d/src/ip_vs_maglev.ko" "$d/root/maglev/"
 
-# ip_vs and what it needs, in load order, decompressed for busybox insmod.
-if ! stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs; then
-	fail "stock $ver: gather ip_vs and its dependencies"
-	summary
-	exit
-fi
-cp "$TOP/scripts/stock-smoke-guest.sh" "$w/root/maglev/tests/stock-smoke.sh"
+	# ip_vs and what it needs (on 6.1 also libcrc32c and its soft
+	# dependency crc32c-intel), in load order, decompressed if need be.
+	if ! stock_modules "$STOCK_ROOT" "$ver" "$d/root/maglev" ip_vs; then
+		fail "$label: gather ip_vs and its dependencies from $ver"
+		return
+	fi
+	cp "$TOP/scripts/stock-smoke-guest.sh" "$d/root/maglev/tests/stock-smoke.sh"
 
-"$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
-vm_boot stock-smoke "$STOCK_ROOT/boot/vmlinuz-$ver" "$w/initramfs.cpio" "$w" "" \
-	maglev.job=test:stock-smoke.sh
+	"$TOP/scripts/mkinitramfs.sh" "$d/initramfs.cpio" "$d/root"
+	vm_boot "$label" "$STOCK_ROOT/boot/vmlinuz-$ver" "$d/initramfs.cpio" \
+		"$d" "" maglev.job=test:stock-smoke.sh
+	if tr -d '\r' <"$d/$label.results" | grep -qxF "@@ UNAME $ver"; then
+		pass "$label: guest ran $ver"
+	else
+		fail "$label: guest did not report running $ver"
+	fi
+}
+
+for s in "${SERIES[@]}"; do
+	smoke "$s"
+done
 summary

@@ -63,7 +63,7 @@ addrs=$(client_addrs 4 10)
 # shellcheck disable=SC2086
 flows $V 80 10000 30 $addrs >"$T/f0"
 predict "$T/f0" "$T/s0" 1 | sort >"$T/p0"
-conns $V 80 | sort >"$T/c0"
+conns $V 80 | awk '$2 >= 10000 && $2 < 10030' | sort >"$T/c0"
 expect_eq "$S: every flow is served without flag-1" \
 	"$(wc -l <"$T/c0")" "$(wc -l <"$T/f0")"
 expect_eq "$S: no flow goes to the weight-0 dest" \
@@ -145,7 +145,7 @@ addrs=$(client_addrs 4 10)
 # shellcheck disable=SC2086
 flows $V 80 20000 30 $addrs >"$T/f"
 predict "$T/f" "$T/s" 1 | sort >"$T/p"
-conns $V 80 | sort >"$T/c"
+conns $V 80 | awk '$2 >= 20000 && $2 < 20030' | sort >"$T/c"
 expect_eq "no flow goes to the deleted dest" \
 	"$(grep -c ' 10\.1\.2\.1:80$' "$T/c")" 0
 expect_eq "flows of the deleted dest are served too" \

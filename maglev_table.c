@@ -95,6 +95,15 @@ size_t maglev_table_bytes(u32 size)
 	return sizeof(struct maglev_table) + (size_t)size * sizeof(u16);
 }
 
+/*
+ * Scratch layout: the draining fill's table, rounded up to 8 bytes, then
+ * the occupancy bitmap, the cursors and the tail's empty-slot list.
+ */
+static size_t alt_table_bytes(u32 size)
+{
+	return (maglev_table_bytes(size) + 7) & ~(size_t)7;
+}
+
 static size_t bitmap_bytes(u32 size)
 {
 	return ((size_t)size + 63) / 64 * sizeof(u64);
@@ -113,9 +122,7 @@ static size_t bitmap_bytes(u32 size)
  */
 size_t maglev_work_bytes(u32 size, u32 nr_backends)
 {
-	size_t tbl = (maglev_table_bytes(size) + 7) & ~(size_t)7;
-
-	return tbl + bitmap_bytes(size) +
+	return alt_table_bytes(size) + bitmap_bytes(size) +
 	       (size_t)nr_backends * sizeof(struct maglev_cursor) +
 	       TAIL_SLOTS * sizeof(u32);
 }
@@ -454,8 +461,7 @@ void maglev_fill(struct maglev_table *t, u32 size,
 		 const struct maglev_backend *b, u32 n, void *work,
 		 struct maglev_stats *st)
 {
-	size_t tbl = (maglev_table_bytes(size) + 7) & ~(size_t)7;
-	u64 *bm = (u64 *)((u8 *)work + tbl);
+	u64 *bm = (u64 *)((u8 *)work + alt_table_bytes(size));
 	struct maglev_cursor *cur = (void *)((u8 *)bm + bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
 	u32 left = size, nr_empty = 0, i, k;
@@ -595,25 +601,23 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 			drain = true;
 	if (drain && t->nr_filled) {
 		struct maglev_table *alt = work;
-		u32 filled = 0;
 
 		compute_turns(b, n, size, false);
 		maglev_fill(alt, size, b, n, work, st);
-		for (s = 0; s < size; s++) {
-			u16 o = t->slot[s];
-
-			if (is_draining(&b[o]))
+		for (s = 0; s < size; s++)
+			if (is_draining(&b[t->slot[s]]))
 				t->slot[s] = alt->slot[s];
-			if (t->slot[s] != MAGLEV_NONE)
-				filled++;
-		}
-		t->nr_filled = filled;
 		compute_turns(b, n, size, true);
 	}
 
-	for (s = 0; s < size; s++)
-		if (t->slot[s] != MAGLEV_NONE)
+	/* The draining backends' slots may have found no other owner. */
+	t->nr_filled = 0;
+	for (s = 0; s < size; s++) {
+		if (t->slot[s] != MAGLEV_NONE) {
 			b[t->slot[s]].slots++;
+			t->nr_filled++;
+		}
+	}
 	t->digest = maglev_digest(t, b, n);
 	return 0;
 }

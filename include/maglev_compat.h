@@ -26,31 +26,6 @@ static inline void maglev_sort(void *base, size_t num, size_t size,
 	sort(base, num, size, cmp, NULL);
 }
 
-/* Little-endian loads from unaligned memory, one instruction on x86. */
-static inline u64 maglev_le64(const u8 *p)
-{
-	__le64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64_to_cpu(v);
-}
-
-static inline u32 maglev_le32(const u8 *p)
-{
-	__le32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32_to_cpu(v);
-}
-
-static inline u16 maglev_le16(const u8 *p)
-{
-	__le16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16_to_cpu(v);
-}
-
 /* x mod m for a 64-bit x and a 32-bit m; plain % is not on every arch. */
 static inline u32 maglev_mod64(u64 x, u32 m)
 {
@@ -80,6 +55,10 @@ typedef __s32 s32;
 typedef __s64 s64;
 
 #define U32_MAX		UINT32_MAX
+
+#define le16_to_cpu(x)	le16toh(x)
+#define le32_to_cpu(x)	le32toh(x)
+#define le64_to_cpu(x)	le64toh(x)
 
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -111,30 +90,6 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 	return (u32)(x % m);
 }
 
-static inline u64 maglev_le64(const u8 *p)
-{
-	u64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static inline u32 maglev_le32(const u8 *p)
-{
-	u32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static inline u16 maglev_le16(const u8 *p)
-{
-	u16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
 static inline void maglev_sort(void *base, size_t num, size_t size,
 			       int (*cmp)(const void *, const void *))
 {
@@ -142,5 +97,30 @@ static inline void maglev_sort(void *base, size_t num, size_t size,
 }
 
 #endif /* __KERNEL__ */
+
+/* Little-endian loads from unaligned memory, one instruction on x86. */
+static inline u64 maglev_le64(const u8 *p)
+{
+	__le64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64_to_cpu(v);
+}
+
+static inline u32 maglev_le32(const u8 *p)
+{
+	__le32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32_to_cpu(v);
+}
+
+static inline u16 maglev_le16(const u8 *p)
+{
+	__le16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16_to_cpu(v);
+}
 
 #endif /* _MAGLEV_COMPAT_H */

@@ -111,6 +111,15 @@
 /* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
 #define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_NAME_MAX)
 
+/*
+ * Name the scheduler registers with IPVS.  "make MH_COMPAT=1" builds the
+ * same scheduler as ip_vs_mh.ko registering "mh", for control planes that
+ * accept only the names they know.
+ */
+#ifndef MAGLEV_SCHED_NAME
+#define MAGLEV_SCHED_NAME	"maglev"
+#endif
+
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
 static u64 maglev_hash_seed;
 static unsigned int maglev_net_id __read_mostly;
@@ -699,7 +708,7 @@ static struct pernet_operations maglev_net_ops = {
 };
 
 static struct ip_vs_scheduler ip_vs_maglev_scheduler = {
-	.name =			"maglev",
+	.name =			MAGLEV_SCHED_NAME,
 	.refcnt =		ATOMIC_INIT(0),
 	.module =		THIS_MODULE,
 	.n_list =		LIST_HEAD_INIT(ip_vs_maglev_scheduler.n_list),

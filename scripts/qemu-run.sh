@@ -5,7 +5,8 @@
 # for the guest to "reboot -f". The kernel console (ttyS0) is written to
 # CONSOLE_LOG, the guest's second serial port (ttyS1) to RESULTS_LOG.
 # Environment: QEMU_TIMEOUT (seconds, default 120), QEMU_MEM (default 1G),
-# QEMU_SMP (default 2). Exit status is QEMU's, or 124 on timeout.
+# QEMU_SMP (default 2; one CPU per socket, since without ACPI the guest
+# finds only one CPU of a multi-core socket). Exit status is QEMU's, or 124 on timeout.
 # tsc=reliable: under TCG the TSC follows the host clock, but the jiffies
 # watchdog sees emulation jitter and would demote it, leaving the guest on
 # 4 ms jiffies, too coarse for the build_ns figures.
@@ -22,7 +23,7 @@ need_pkgs qemu-system-x86
 timeout -k 5 "${QEMU_TIMEOUT:-120}" \
 	qemu-system-x86_64 -nodefaults -no-user-config \
 	-machine pc -accel tcg -cpu max \
-	-m "${QEMU_MEM:-1G}" -smp "${QEMU_SMP:-2}" \
+	-m "${QEMU_MEM:-1G}" -smp "${QEMU_SMP:-2},sockets=${QEMU_SMP:-2},cores=1" \
 	-nic none -no-reboot -display none -monitor none \
 	-serial "file:$console" -serial "file:$results" \
 	-kernel "$kernel" -initrd "$initrd" \

@@ -31,14 +31,17 @@ clean:
 	rm -f kunit/*.o kunit/*.ko kunit/*.mod kunit/*.mod.c kunit/.*.cmd \
 		kunit/modules.order kunit/Module.symvers
 
+# Consistent-hash rings of seeds 002 and 004, for maglev-sim and compare.
+RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
+
 # Userspace programs built from the same maglev_table.c.
 tools: $(BUILD)/maglev-sim $(BUILD)/udpflows
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h include/maglev_compat.h | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c maglev_table.c
+$(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c maglev_table.c $(filter %.c,$(RING_SRC))
 
 $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "maglev_table.h"
+#include "ring_set.h"
 
 #define SIM_MAX_ARGS	4	/* more words than any command takes */
 
@@ -70,6 +71,22 @@ static const char sim_help[] =
 "  STATS                     table size, pending size, seed, backends,\n"
 "                            filled slots, fills and probes of the last build\n"
 "\n"
+"Algorithm (the backend set is kept across changes):\n"
+"  ALGO maglev               Maglev table (the default); all commands above\n"
+"  ALGO ring64 <V>           ring of seed 002: V points per server, 1..1024,\n"
+"                            at FNV-1a 64 + finalizer of \"<name>#<i>\"\n"
+"  ALGO ring32               ring of seed 004: one point per server at\n"
+"                            FNV-1a 32 of its name\n"
+"  POSITION <text>           with a ring: the text's position, unsigned\n"
+"                            decimal\n"
+"With a ring, ADD_NODE and REMOVE_NODE change the set (the weight is kept\n"
+"for ALGO maglev, but rings ignore weights: every server is on the ring),\n"
+"LOOKUP <key> prints the owner of the first point at or above the key's\n"
+"position (wrapping; a tie goes to the lower name) in O(log points), and\n"
+"the table commands (WEIGHT, REBUILD, CHURN, OWNER, LOOKUP_ADDR, COUNTS,\n"
+"DIGEST, SHOW, STATS) are errors.  ALGO maglev rebuilds the table from\n"
+"the set.\n"
+"\n"
 "OWNER, LOOKUP and LOOKUP_ADDR print \"-\" when the table is empty (no\n"
 "backend with a positive or draining weight).  Names are 1..64 bytes\n"
 "without whitespace; backends are ordered by the bytes of their names.\n"
@@ -93,6 +110,9 @@ struct sim {
 	u32 cur_n;
 	struct maglev_stats cur_st;
 	u32 churn;
+
+	/* with ALGO ring64 or ring32: the ring, which then holds the set */
+	struct ring_set *ring;
 
 	char why[160];
 };
@@ -579,6 +599,232 @@ struct sim_cmd {
 	int (*fn)(struct sim *s, int argc, char **argv);
 };
 
+/* --- rings (ALGO ring64, ALGO ring32) ------------------------------------ */
+
+static const char *const sim_ring_names[] = {
+	[RING_64] = "ring64",
+	[RING_32] = "ring32",
+};
+
+static void sim_ring_free(struct sim *s)
+{
+	if (s->ring) {
+		ring_set_free(s->ring);
+		free(s->ring);
+		s->ring = NULL;
+	}
+}
+
+/* A new ring with the current backend set, or NULL with s->why set. */
+static struct ring_set *sim_ring_from_set(struct sim *s, enum ring_kind kind,
+					  u32 v)
+{
+	const struct ring_set *old = s->ring;
+	u32 n = old ? old->nr_nodes : s->nr_node, i, k = 0;
+	struct ring_node *nodes;
+	struct ring_set *r;
+	u32 *w;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	nodes = calloc(n ? n : 1, sizeof(*nodes));
+	w = calloc(n ? n : 1, sizeof(*w));
+	if (!r || !nodes || !w) {
+		sim_fail(s, "out of memory");
+		goto fail;
+	}
+	if (old) {
+		for (i = 0; i < old->nr_slots; i++) {
+			if (!old->node[i].name_len)
+				continue;
+			nodes[k] = old->node[i];
+			w[k++] = old->weight[i];
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			memcpy(nodes[i].name, s->node[i].name,
+			       s->node[i].name_len);
+			nodes[i].name_len = s->node[i].name_len;
+			w[i] = s->node[i].weight;
+		}
+	}
+	ring_set_init(r, kind, v);
+	ret = ring_set_add_many(r, nodes, w, n);
+	if (ret) {
+		sim_fail(s, "cannot build the ring (error %d)", ret);
+		goto fail;
+	}
+	free(nodes);
+	free(w);
+	return r;
+fail:
+	free(r);
+	free(nodes);
+	free(w);
+	return NULL;
+}
+
+static int sim_backend_cmp(const void *a, const void *b)
+{
+	const struct maglev_backend *x = a, *y = b;
+
+	return name_cmp(x->name, x->name_len, y->name, y->name_len);
+}
+
+/*
+ * ALGO maglev after a ring: rebuild the table from the ring's set.  A
+ * backend that was draining before and still has weight 0 keeps draining.
+ */
+static int sim_ring_to_maglev(struct sim *s)
+{
+	const struct ring_set *r = s->ring;
+	struct maglev_backend *node;
+	u32 i, k = 0;
+	long idx;
+
+	if (r->nr_nodes > MAGLEV_MAX_BACKENDS)
+		return sim_fail(s, "more than %d backends",
+				MAGLEV_MAX_BACKENDS);
+	node = calloc(r->nr_nodes ? r->nr_nodes : 1, sizeof(*node));
+	if (!node)
+		return sim_fail(s, "out of memory");
+	for (i = 0; i < r->nr_slots; i++) {
+		if (!r->node[i].name_len)
+			continue;
+		memcpy(node[k].name, r->node[i].name, r->node[i].name_len);
+		node[k].name_len = r->node[i].name_len;
+		node[k].weight = r->weight[i];
+		idx = sim_find(s, node[k].name, node[k].name_len);
+		if (idx >= 0 && !node[k].weight && !s->node[idx].weight)
+			node[k].drain_weight = s->node[idx].drain_weight;
+		k++;
+	}
+	qsort(node, k, sizeof(*node), sim_backend_cmp);
+	if (sim_commit(s, node, k))
+		return -1;
+	sim_ring_free(s);
+	return 0;
+}
+
+static int cmd_algo(struct sim *s, int argc, char **argv)
+{
+	enum ring_kind kind;
+	struct ring_set *r;
+	u32 v = 1;
+
+	if (!strcasecmp(argv[1], "maglev")) {
+		if (argc > 2)
+			return sim_fail(s, "ALGO maglev takes no argument");
+		return s->ring ? sim_ring_to_maglev(s) : 0;
+	}
+	if (!strcasecmp(argv[1], "ring64")) {
+		if (argc < 3)
+			return sim_fail(s, "ALGO ring64: missing points per server (1..%d)",
+					RING_POINTS_MAX);
+		if (parse_u32(s, argv[2], UINT32_MAX, "points per server", &v))
+			return -1;
+		if (v < 1 || v > RING_POINTS_MAX)
+			return sim_fail(s, "points per server '%s' out of range 1..%d",
+					argv[2], RING_POINTS_MAX);
+		kind = RING_64;
+	} else if (!strcasecmp(argv[1], "ring32")) {
+		if (argc > 2)
+			return sim_fail(s, "ALGO ring32 takes no argument");
+		kind = RING_32;
+	} else {
+		return sim_fail(s, "unknown algorithm '%s' (maglev, ring64 <V>, ring32)",
+				argv[1]);
+	}
+	r = sim_ring_from_set(s, kind, v);
+	if (!r)
+		return -1;
+	sim_ring_free(s);
+	s->ring = r;
+	return 0;
+}
+
+static int cmd_position(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	if (!s->ring)
+		return sim_fail(s, "POSITION needs ALGO ring64 or ALGO ring32");
+	printf("%llu\n", (unsigned long long)ring_position(s->ring->kind,
+			 argv[1], strlen(argv[1])));
+	return 0;
+}
+
+static int cmd_ring_add_node(struct sim *s, int argc, char **argv)
+{
+	u32 len, weight = 1;
+	int ret;
+
+	len = parse_name(s, argv[1]);
+	if (!len)
+		return -1;
+	if (argc > 2 && parse_u32(s, argv[2], MAGLEV_WEIGHT_MAX, "weight",
+				  &weight))
+		return -1;
+	ret = ring_set_add(s->ring, argv[1], len, weight);
+	if (ret == -EEXIST)
+		return sim_fail(s, "backend '%s' already exists", argv[1]);
+	if (ret)
+		return sim_fail(s, "cannot add '%s' (error %d)", argv[1], ret);
+	return 0;
+}
+
+static int cmd_ring_remove_node(struct sim *s, int argc, char **argv)
+{
+	u32 len;
+
+	(void)argc;
+	len = parse_name(s, argv[1]);
+	if (!len)
+		return -1;
+	if (ring_set_remove(s->ring, argv[1], len))
+		return sim_fail(s, "no backend '%s'", argv[1]);
+	return 0;
+}
+
+static int cmd_ring_lookup(struct sim *s, int argc, char **argv)
+{
+	const struct ring_node *n;
+	u32 i;
+
+	(void)argc;
+	i = ring_set_lookup(s->ring, argv[1], strlen(argv[1]));
+	if (i == RING_NONE) {
+		puts("-");
+		return 0;
+	}
+	n = &s->ring->node[i];
+	printf("%.*s\n", (int)n->name_len, n->name);
+	return 0;
+}
+
+/* Run a command with a ring: the ring's own handler, an error or as usual. */
+static int sim_ring_cmd(struct sim *s, const struct sim_cmd *c, int argc,
+			char **argv)
+{
+	static const char *const table_only[] = {
+		"WEIGHT", "REBUILD", "CHURN", "OWNER", "LOOKUP_ADDR", "COUNTS",
+		"DIGEST", "SHOW", "STATS",
+	};
+	size_t i;
+
+	if (!strcmp(c->name, "ADD_NODE"))
+		return cmd_ring_add_node(s, argc, argv);
+	if (!strcmp(c->name, "REMOVE_NODE"))
+		return cmd_ring_remove_node(s, argc, argv);
+	if (!strcmp(c->name, "LOOKUP"))
+		return cmd_ring_lookup(s, argc, argv);
+	for (i = 0; i < ARRAY_SIZE(table_only); i++)
+		if (!strcmp(c->name, table_only[i]))
+			return sim_fail(s, "%s needs ALGO maglev (now %s)",
+					c->name,
+					sim_ring_names[s->ring->kind]);
+	return c->fn(s, argc, argv);
+}
+
 static const struct sim_cmd sim_cmds[] = {
 	{ "ADD_NODE",		1, 2, cmd_add_node },
 	{ "REMOVE_NODE",	1, 1, cmd_remove_node },
@@ -594,6 +840,8 @@ static const struct sim_cmd sim_cmds[] = {
 	{ "DIGEST",		0, 0, cmd_digest },
 	{ "SHOW",		0, 0, cmd_show },
 	{ "STATS",		0, 0, cmd_stats },
+	{ "ALGO",		1, 2, cmd_algo },
+	{ "POSITION",		1, 1, cmd_position },
 };
 
 /* Run one line; 0 if it worked or was blank, -1 with s->why set if not. */
@@ -627,6 +875,8 @@ static int sim_line(struct sim *s, char *line)
 		return sim_fail(s, "%s: missing argument", c->name);
 	if (argc - 1 > c->max_args)
 		return sim_fail(s, "%s: too many arguments", c->name);
+	if (s->ring)
+		return sim_ring_cmd(s, c, argc, argv);
 	return c->fn(s, argc, argv);
 }
 
@@ -671,6 +921,7 @@ int main(int argc, char **argv)
 	free(s.node);
 	free(s.cur);
 	free(s.cur_b);
+	sim_ring_free(&s);
 	if (fflush(stdout) || ferror(stdout)) {
 		perror("maglev-sim: stdout");
 		return 2;

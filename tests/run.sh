@@ -55,5 +55,26 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== ring unit tests (ASan, UBSan)"
+if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -Iinclude -Itools \
+	-o build/ring-test tests/ring_test.c ring_hash.c tools/ring_set.c; then
+	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: ring unit test: /p' "$log"
+	count "$log" "ring unit tests"
+else
+	echo "FAIL: ring unit tests do not build"
+	fail=$((fail + 1))
+fi
+
+echo "== maglev-sim ring tests"
+tests/sim/ring.sh | tee "$log" || true
+count "$log" "maglev-sim ring tests"
+
+echo "== make compare (reduced)"
+tests/compare.sh | tee "$log" || true
+count "$log" "make compare"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

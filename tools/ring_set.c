@@ -34,6 +34,7 @@ void ring_set_free(struct ring_set *r)
 	free(r->next);
 	free(r->bucket);
 	free(r->pt);
+	free(r->pend);
 	ring_set_init(r, r->kind, r->v);
 }
 
@@ -81,7 +82,7 @@ static void ring_set_link(struct ring_set *r, u32 i)
 /* Room for @more servers and @more * v points; the old state is kept. */
 static int ring_set_reserve(struct ring_set *r, u32 more)
 {
-	u64 want_pt = (u64)r->nr_pt + (u64)more * r->v;
+	u64 want_pt = (u64)r->nr_pt + r->nr_pend + (u64)more * r->v;
 	u64 want = (u64)r->nr_nodes + more;
 
 	if (want_pt > U32_MAX / 2 || want > U32_MAX / 4)
@@ -93,6 +94,10 @@ static int ring_set_reserve(struct ring_set *r, u32 more)
 		if (!pt)
 			return -ENOMEM;
 		r->pt = pt;
+		pt = realloc(r->pend, (size_t)cap * sizeof(*pt));
+		if (!pt)
+			return -ENOMEM;
+		r->pend = pt;
 		r->cap_pt = cap;
 	}
 	if (r->nr_slots + more > r->cap_slots) {
@@ -163,6 +168,30 @@ static int ring_set_check_name(const struct ring_set *r, const char *name,
 	return 0;
 }
 
+static int ring_set_sort_cmp(const void *a, const void *b, void *nodes)
+{
+	if (ring_point_before(a, b, nodes))
+		return -1;
+	return ring_point_before(b, a, nodes);
+}
+
+/**
+ * ring_set_settle() - merge the points of servers added since the last call
+ * @r: ring
+ *
+ * Sorts the pending points once and merges them: O(points), however many
+ * servers were added.  Lookups and removals call it.
+ */
+void ring_set_settle(struct ring_set *r)
+{
+	if (!r->nr_pend)
+		return;
+	qsort_r(r->pend, r->nr_pend, sizeof(*r->pend), ring_set_sort_cmp,
+		r->node);
+	r->nr_pt = ring_merge(r->pt, r->nr_pt, r->pend, r->nr_pend, r->node);
+	r->nr_pend = 0;
+}
+
 /**
  * ring_set_add() - put a server on the ring
  * @r: ring
@@ -170,12 +199,13 @@ static int ring_set_check_name(const struct ring_set *r, const char *name,
  * @len: length of @name
  * @weight: kept with the server; the ring ignores it
  *
+ * Its points wait in @r->pend until ring_set_settle().
+ *
  * Return: 0, -EINVAL for a bad name length, -EEXIST if the server is on the
  * ring, -ENOMEM or -ENOSPC; on error nothing changes.
  */
 int ring_set_add(struct ring_set *r, const char *name, u32 len, u32 weight)
 {
-	struct ring_point add[RING_POINTS_MAX];
 	u32 i;
 	int ret;
 
@@ -185,16 +215,10 @@ int ring_set_add(struct ring_set *r, const char *name, u32 len, u32 weight)
 	if (ret)
 		return ret;
 	i = ring_set_new_slot(r, name, len, weight);
-	ring_node_points(r->kind, &r->node[i], r->v, i, add);
-	r->nr_pt = ring_merge(r->pt, r->nr_pt, add, r->v, r->node);
+	ring_node_points(r->kind, &r->node[i], r->v, i,
+			 r->pend + r->nr_pend);
+	r->nr_pend += r->v;
 	return 0;
-}
-
-static int ring_set_sort_cmp(const void *a, const void *b, void *nodes)
-{
-	if (ring_point_before(a, b, nodes))
-		return -1;
-	return ring_point_before(b, a, nodes);
 }
 
 /**
@@ -250,6 +274,7 @@ int ring_set_remove(struct ring_set *r, const char *name, u32 len)
 
 	if (i == RING_NONE)
 		return -ENOENT;
+	ring_set_settle(r);
 	r->nr_pt = ring_drop(r->pt, r->nr_pt, i);
 	pp = &r->bucket[ring_set_bucket(r, name, len)];
 	while (*pp != i)
@@ -269,9 +294,12 @@ int ring_set_remove(struct ring_set *r, const char *name, u32 len)
  *
  * Return: the owner's slot, or %RING_NONE for an empty ring.
  */
-u32 ring_set_owner(const struct ring_set *r, u64 pos)
+u32 ring_set_owner(struct ring_set *r, u64 pos)
 {
-	u32 i = ring_locate(r->pt, r->nr_pt, pos);
+	u32 i;
+
+	ring_set_settle(r);
+	i = ring_locate(r->pt, r->nr_pt, pos);
 
 	return i == RING_NONE ? RING_NONE : r->pt[i].node;
 }
@@ -284,7 +312,7 @@ u32 ring_set_owner(const struct ring_set *r, u64 pos)
  *
  * Return: the owner's slot, or %RING_NONE for an empty ring.
  */
-u32 ring_set_lookup(const struct ring_set *r, const void *key, size_t len)
+u32 ring_set_lookup(struct ring_set *r, const void *key, size_t len)
 {
 	return ring_set_owner(r, ring_position(r->kind, key, len));
 }
@@ -298,6 +326,6 @@ u32 ring_set_lookup(const struct ring_set *r, const void *key, size_t len)
  */
 size_t ring_set_bytes(const struct ring_set *r)
 {
-	return (size_t)r->nr_pt * sizeof(*r->pt) +
+	return (size_t)(r->nr_pt + r->nr_pend) * sizeof(*r->pt) +
 	       (size_t)r->nr_nodes * sizeof(*r->node);
 }

@@ -3,9 +3,10 @@
  * ring_set.h - a consistent-hash ring with its servers, for userspace tools.
  *
  * Wraps ring_hash.c: keeps the servers (with a name index), their points in
- * ring order and the memory for both.  Adding a server merges its points
- * (O(points)), removing one drops them (O(points)), a lookup is one binary
- * search (O(log points)).
+ * ring order and the memory for both.  Adding servers queues their points,
+ * merged at the next lookup or removal (one sort of the new points and one
+ * O(points) merge), removing one drops its points (O(points)), a lookup is
+ * one binary search (O(log points)).
  */
 #ifndef _RING_SET_H
 #define _RING_SET_H
@@ -26,8 +27,10 @@
  * @bucket: name hash buckets, @nr_buckets of them (a power of two)
  * @nr_buckets: number of buckets
  * @pt: the points in ring order
- * @nr_pt: number of points
- * @cap_pt: points allocated
+ * @nr_pt: number of points in ring order
+ * @pend: points of servers added since the last ring_set_settle()
+ * @nr_pend: number of points in @pend
+ * @cap_pt: points allocated in @pt and in @pend
  */
 struct ring_set {
 	enum ring_kind kind;
@@ -43,6 +46,8 @@ struct ring_set {
 	u32 nr_buckets;
 	struct ring_point *pt;
 	u32 nr_pt;
+	struct ring_point *pend;
+	u32 nr_pend;
 	u32 cap_pt;
 };
 
@@ -53,8 +58,9 @@ int ring_set_add(struct ring_set *r, const char *name, u32 len, u32 weight);
 int ring_set_add_many(struct ring_set *r, const struct ring_node *nodes,
 		      const u32 *weights, u32 n);
 int ring_set_remove(struct ring_set *r, const char *name, u32 len);
-u32 ring_set_owner(const struct ring_set *r, u64 pos);
-u32 ring_set_lookup(const struct ring_set *r, const void *key, size_t len);
+void ring_set_settle(struct ring_set *r);
+u32 ring_set_owner(struct ring_set *r, u64 pos);
+u32 ring_set_lookup(struct ring_set *r, const void *key, size_t len);
 size_t ring_set_bytes(const struct ring_set *r);
 
 #endif /* _RING_SET_H */

@@ -12,7 +12,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install check demo tools bench-host help host-test
+.PHONY: all modules clean install check demo tools bench-host help host-test compare
 
 all: modules
 
@@ -53,6 +53,13 @@ $(BUILD)/bench-host: tools/bench-host.c tests/maglev_ref.c maglev_table.c includ
 bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
+# Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
+$(BUILD)/compare: tools/compare.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/compare.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
+
+compare:
+	scripts/compare.sh
+
 # Host unit tests only (no kernel, seconds).
 host-test:
 	tests/run.sh
@@ -75,3 +82,5 @@ help:
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
 	@echo '  make bench-host table build and lookup benchmark (prints figures)'
+	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
+	@echo '                  table on stdout, charts in $(BUILD)/compare/'

@@ -156,9 +156,11 @@ static u32 ring_put_u32(char *buf, u32 i)
 void ring_node_points(enum ring_kind kind, const struct ring_node *node,
 		      u32 v, u32 idx, struct ring_point *out)
 {
+	u32 i, len = node->name_len;
 	char text[RING_TEXT_MAX];
-	u32 i, len = min(node->name_len, (u32)RING_NAME_MAX);
 
+	if (WARN_ON_ONCE(len > RING_NAME_MAX))
+		len = RING_NAME_MAX;
 	if (kind == RING_32) {
 		out->pos = ring_fnv1a32(node->name, len);
 		out->node = idx;

@@ -41,7 +41,7 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # shellcheck disable=SC2034
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
 	    ipvsadm iproute2 socat linux-headers-cloud-amd64
-	    linux-headers-6.12-cloud-amd64)
+	    linux-headers-6.12-cloud-amd64 gnuplot-nox python3)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then

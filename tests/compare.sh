@@ -7,6 +7,8 @@
 # backends that stay, ring memory is points plus names), and the table and
 # both charts are written.  Prints PASS/FAIL lines, then "N passed, N
 # failed".  COMPARE_NS, COMPARE_KEYS and COMPARE_RUNS override the size.
+# The awk conditions below are single-quoted on purpose:
+# shellcheck disable=SC2016
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -359,7 +359,8 @@ static void measure(struct inst *in, const struct algo *a, u32 n,
 		return;
 	}
 	/* adding one more than M backends: not measured */
-	x->am = x->as = NAN;
+	x->am = NAN;
+	x->as = NAN;
 	if (!inst_build(&tmp, a, n, U32_MAX, n, NULL)) {
 		for (k = 0; k < nr_keys; k++)
 			own1[k] = inst_owner(&tmp, k);

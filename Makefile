@@ -54,7 +54,7 @@ bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
 # Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
-$(BUILD)/compare: tools/compare.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+$(BUILD)/maglev-compare: tools/compare.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/compare.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
 
 compare:

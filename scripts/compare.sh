@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# compare.sh: "make compare". Maglev or ring? Builds build/compare
+# compare.sh: "make compare". Maglev or ring? Builds build/maglev-compare
 # (tools/compare.c), prints its table and draws build/compare/compare.png
 # and compare.svg with gnuplot (tools/compare.gp).
 #
@@ -13,9 +13,9 @@ set -eu
 need_pkgs make gcc libc6-dev gnuplot-nox
 out=${COMPARE_OUT:-$TOP/build/compare}
 mkdir -p "$out"
-make -s -C "$TOP" build/compare >&2
+make -s -C "$TOP" build/maglev-compare >&2
 start=$(date +%s%N)
-"$TOP/build/compare" "$out"
+"$TOP/build/maglev-compare" "$out"
 echo "# compare: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 gnuplot -e "data='$out/compare.tsv'; out='$out'" "$TOP/tools/compare.gp"
 echo "# charts: $out/compare.png $out/compare.svg"

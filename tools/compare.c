@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * compare - Maglev or ring?  Balance, disruption, memory and lookup time of
- * Maglev tables (maglev_table.c, the kernel module's own code) and of the
- * seed 002 ring (ring_hash.c), measured side by side on the same backends
- * and keys.  "make compare" runs it and draws the charts.
+ * maglev-compare - Maglev or ring?  Balance, disruption, memory and lookup
+ * time of Maglev tables (maglev_table.c, the kernel module's own code) and
+ * of the seed 002 ring (ring_hash.c), measured side by side on the same
+ * backends and keys.  "make compare" runs it and draws the charts.
  *
- *   compare [OUTDIR]
+ *   maglev-compare [OUTDIR]
  *
  * Environment: COMPARE_NS (backend counts, default "2 3 5 8 10 20 50 100
  * 200 500 1000"), COMPARE_KEYS (keys, default 100000), COMPARE_RUNS (timed

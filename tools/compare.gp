@@ -28,12 +28,12 @@ do for [fmt in "png svg"] {
 	set output out . "/compare." . fmt
 	set multiplot layout 2,3 title "Maglev (table of M slots) or ring64 (seed 002, V points per backend)?" font ",13"
 
-	set title "Balance: busiest backend's share / ideal 1/N\n(Maglev: slots; ring: keys)"
+	set title "Balance: busiest backend's share / ideal 1/N\n(exact: Maglev slots, ring arc lengths)"
 	set logscale y
 	set yrange [0.9:20]
 	set ylabel "busiest / ideal"
 	set label 1 "seed 002 ch2 limit\n(27% of 4000 keys, N=8)" at 9,2.16 left font ",8"
-	plot for [i=0:5] data index i using 2:3 with linespoints ls (i + 1) title word(names, i + 1), \
+	plot for [i=0:5] data index i using 2:4 with linespoints ls (i + 1) title word(names, i + 1), \
 		"+" using (8):(2.16) every ::0::0 with points pt 2 ps 2 lc rgb "red" notitle
 	unset label 1
 

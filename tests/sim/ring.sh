@@ -23,7 +23,9 @@ if [ -z "$SIM" ]; then
 	SIM=$TOP/build/maglev-sim
 fi
 [ -x "$SIM" ] || { echo "FAIL: no executable $SIM"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL: python3 missing"; exit 1; }
+# the interpreter itself, not a wrapper such as pyenv's shim (it is run often)
+PY=$(python3 -c 'import sys; print(sys.executable)') ||
+	{ echo "FAIL: python3 missing"; exit 1; }
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -77,7 +79,7 @@ expect "--help documents ALGO, POSITION and that rings ignore weights" \
 # --- seed 002 check values --------------------------------------------------
 
 expect "ring_model.py reproduces the seeds' check values" \
-	python3 "$MODEL" --check
+	"$PY" "$MODEL" --check
 printf 'ALGO ring64 1\nPOSITION a\n' | sim
 expect "seed 002: 'a' is at 198367012849983736" \
 	test "$rc" -eq 0 -a "$(cat "$TMP/out")" = 198367012849983736
@@ -102,7 +104,7 @@ expect "seed 002: with one point each, n1 n2 n3 sort as n2 n3 n1" \
 	seq 0 59 | sed 's/^/POSITION k/'
 } >"$TMP/ex"
 sim <"$TMP/ex"
-python3 "$MODEL" <"$TMP/ex" >"$TMP/model"
+"$PY" "$MODEL" <"$TMP/ex" >"$TMP/model"
 top=$(sed -n 64p "$TMP/out")
 wraps=$(sed -n '65,$p' "$TMP/out" | paste -d' ' - <(sed -n 4,63p "$TMP/out") |
 	awk -v top="$top" 'length($1) > length(top) ||
@@ -208,7 +210,7 @@ expect "ch3: servers added in shuffled order give the same answers" \
 	seq 0 7 | sed 's/^/POSITION node/'
 	seq 0 3999 | sed 's/^/POSITION key/'
 } | sim
-bare=$(python3 -c '
+bare=$("$PY" -c '
 import bisect, collections, sys
 pos = [int(x) for x in open(sys.argv[1])]
 pts = sorted((p, i) for i, p in enumerate(pos[:8]))
@@ -240,7 +242,7 @@ expect "ch5: only node3's keys moved, all of them" \
 
 # ch5's long run: 600 actions over 12 servers and 2000 keys, 60% locate,
 # 20% add, 20% remove, against the model
-python3 - "$TMP/run600" <<'EOF'
+"$PY" - "$TMP/run600" <<'EOF'
 import random, sys
 r = random.Random(600)
 with open(sys.argv[1], "w") as f:
@@ -255,7 +257,7 @@ with open(sys.argv[1], "w") as f:
             print("REMOVE_NODE node%d" % r.randrange(12), file=f)
 EOF
 sim <"$TMP/run600"
-python3 "$MODEL" <"$TMP/run600" >"$TMP/model" 2>"$TMP/merr"
+"$PY" "$MODEL" <"$TMP/run600" >"$TMP/model" 2>"$TMP/merr"
 expect "ch5: 600 mixed actions match ring_model.py exactly" \
 	cmp -s "$TMP/out" "$TMP/model"
 expect "ch5: the same adds and removes are refused as in the model" \
@@ -264,7 +266,7 @@ expect "ch5: the same adds and removes are refused as in the model" \
 # --- randomized runs against the model --------------------------------------
 
 gen() {
-	python3 - "$1" <<'EOF'
+	"$PY" - "$1" <<'EOF'
 import random, sys
 r = random.Random(int(sys.argv[1]))
 pool = ["10.0.%d.%d:%d" % (r.randrange(3), r.randrange(256), r.choice((80, 443)))
@@ -294,7 +296,7 @@ EOF
 for seed in 1 2 3 4 5 6; do
 	gen "$seed" >"$TMP/rand"
 	sim <"$TMP/rand"
-	python3 "$MODEL" <"$TMP/rand" >"$TMP/model" 2>"$TMP/merr"
+	"$PY" "$MODEL" <"$TMP/rand" >"$TMP/model" 2>"$TMP/merr"
 	if cmp -s "$TMP/out" "$TMP/model" &&
 	   cmp -s <(cut -d: -f1,2 "$TMP/err") <(cut -d: -f1,2 "$TMP/merr") &&
 	   [ "$(wc -l <"$TMP/out")" -gt 900 ]; then
@@ -426,7 +428,7 @@ expect "ring64 -> maglev -> ring64 gives the same owners" \
 
 # --- speed: O(log points) lookups -------------------------------------------
 
-python3 - "$TMP/big" <<'EOF'
+"$PY" - "$TMP/big" <<'EOF'
 import random, sys
 r = random.Random(13)
 with open(sys.argv[1], "w") as f:
@@ -440,7 +442,7 @@ start=$(date +%s%N)
 sim <"$TMP/big"
 ms=$((($(date +%s%N) - start) / 1000000))
 echo "ring32: 2*10^4 servers and 10^5 lookups in $ms ms"
-python3 "$MODEL" <"$TMP/big" >"$TMP/model"
+"$PY" "$MODEL" <"$TMP/big" >"$TMP/model"
 expect "ring32, 2*10^4 servers, 10^5 lookups: match the model, $ms ms (< 10 s)" \
 	test "$rc" -eq 0 -a "$ms" -lt 10000 -a "$(wc -l <"$TMP/out")" -eq 100000 \
 	-a "$(md5sum <"$TMP/out")" = "$(md5sum <"$TMP/model")"

@@ -35,6 +35,12 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 	return rem;
 }
 
+/* x / m for a 64-bit x and a 32-bit m (no __udivdi3 on 32-bit arches). */
+static inline u64 maglev_div64(u64 x, u32 m)
+{
+	return div_u64(x, m);
+}
+
 #else /* userspace */
 
 #include <stdbool.h>
@@ -88,6 +94,11 @@ typedef __s64 s64;
 static inline u32 maglev_mod64(u64 x, u32 m)
 {
 	return (u32)(x % m);
+}
+
+static inline u64 maglev_div64(u64 x, u32 m)
+{
+	return x / m;
 }
 
 static inline void maglev_sort(void *base, size_t num, size_t size,

@@ -108,7 +108,8 @@ bad=(
 	'ADD_NODE'
 	'ADD_NODE x 1 2'
 	'ADD_NODE a'
-	'ADD_NODE x 65536'
+	'ADD_NODE x 2147483648'
+	'ADD_NODE x 4294967296'
 	'ADD_NODE x -1'
 	'ADD_NODE x 1x'
 	'ADD_NODE x +1'
@@ -119,6 +120,8 @@ bad=(
 	'WEIGHT a'
 	'WEIGHT a abc'
 	'WEIGHT a 99999999999999999999'
+	'WEIGHT a 2147483648'
+	'WEIGHT a -1'
 	'SIZE 7'
 	'SIZE 65536'
 	'SIZE 5000021'
@@ -172,31 +175,82 @@ printf 'ADD_NODE a\nFOO\nDIGEST\n' | sim
 expect "processing continues after an error" \
 	test "$rc" -eq 1 -a "$(wc -l <"$TMP/out")" -eq 1
 
-# More backends than slots: maglev_build refuses, the old table serves.
+# More backends than slots: the table grows to the smallest prime >= N
+# (257 for 252, 307 for 300), SIZE stays as set and applies again once the
+# backends fit.
 {
 	echo "SIZE 251"
 	nodes n 251
-	echo DIGEST
-	echo "ADD_NODE n252"
-	echo DIGEST
 	echo STATS
+	echo "ADD_NODE n252"
+	echo STATS
+	echo CHURN
+	echo COUNTS
 } | sim
-expect "N > M is refused and the previous table keeps serving" \
-	test "$rc" -eq 1 -a "$(grep -c . "$TMP/err")" -eq 1 \
-	-a "$(sed -n 1p "$TMP/out")" = "$(sed -n 2p "$TMP/out")" \
-	-a "$(grep -o 'backends=[0-9]*' "$TMP/out")" = backends=251
+expect "N > M: the table takes the next prime >= N, SIZE stays" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(sed -n 1p "$TMP/out" | cut -d' ' -f1-2)" = "size=251 next_size=251" -a \
+	"$(sed -n 2p "$TMP/out" | cut -d' ' -f1-2)" = "size=257 next_size=251" -a \
+	"$(sed -n 3p "$TMP/out")" = 257
+expect "N > M: every backend gets a slot" \
+	awk 'NR > 3 { s += $2; if ($2 < 1) bad = 1; n++ }
+	     END { exit bad || s != 257 || n != 252 }' "$TMP/out"
 {
 	nodes n 300
-	echo DIGEST
 	echo "SIZE 251"
 	echo REBUILD
-	echo DIGEST
 	echo STATS
+	echo "REMOVE_NODE n300"
+	echo STATS
+	for i in $(seq 1 48); do echo "REMOVE_NODE n$i"; done
+	echo STATS
+	echo CHURN
 } | sim
-expect "a rebuild failing after SIZE keeps the old table" \
-	test "$rc" -eq 1 -a "$(sed -n 1p "$TMP/out")" = \
-	"$(sed -n 2p "$TMP/out")" -a \
-	"$(grep -o '^size=[0-9]*' "$TMP/out")" = size=65537
+expect "SIZE below N: 300 -> 307, 299 -> 307, 251 -> 251 with CHURN M" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(grep -o '^size=[0-9]* next_size=[0-9]*' "$TMP/out" | tr '\n' ' ')" = \
+	"size=307 next_size=251 size=307 next_size=251 size=251 next_size=251 " \
+	-a "$(tail -n 1 "$TMP/out")" = 251
+
+# --- weights up to INT_MAX ------------------------------------------------
+
+{
+	echo "ADD_NODE heavy 70000"
+	echo "ADD_NODE light 1"
+	echo COUNTS
+	echo "WEIGHT heavy 2147483647"
+	echo COUNTS
+	echo "WEIGHT light 2147483647"
+	echo COUNTS
+} | sim
+mapfile -t o <"$TMP/out"
+expect "70000:1 and INT_MAX:1 keep the light one at 1..2 of 65537 slots" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"${o[1]#light }" -ge 1 -a "${o[1]#light }" -le 2 -a \
+	"${o[3]#light }" -ge 1 -a "${o[3]#light }" -le 2 -a \
+	$((${o[0]#heavy } + ${o[1]#light })) -eq 65537
+expect "INT_MAX:INT_MAX splits evenly (${o[4]}, ${o[5]})" \
+	test $((${o[4]#heavy } - ${o[5]#light })) -ge -1 -a \
+	$((${o[4]#heavy } - ${o[5]#light })) -le 1
+
+# --- churn to an empty table ----------------------------------------------
+
+{
+	nodes n 3
+	echo "REMOVE_NODE n1"
+	echo "REMOVE_NODE n2"
+	echo "REMOVE_NODE n3"
+	echo CHURN
+	echo "ADD_NODE z 0"
+	echo CHURN
+	echo "ADD_NODE a 1"
+	echo CHURN
+	echo "WEIGHT a 0"
+	echo CHURN
+	echo "OWNER 7"
+} | sim
+expect "CHURN to an empty table is M, empty to empty 0, drain to empty M" \
+	test "$(tr '\n' ' ' <"$TMP/out")" = "65537 0 65537 65537 - "
 
 # --- SIZE applies at the next rebuild -------------------------------------
 

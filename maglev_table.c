@@ -369,7 +369,7 @@ int maglev_format_name(char *buf, size_t len, const void *addr,
 }
 
 static int maglev_name_cmp(const struct maglev_backend *a,
-		    const struct maglev_backend *b)
+			   const struct maglev_backend *b)
 {
 	u32 n = min(a->name_len, b->name_len);
 	int r = memcmp(a->name, b->name, n);
@@ -398,14 +398,15 @@ static u32 maglev_gcd32(u32 a, u32 b)
 }
 
 /*
- * Turns per round from the weights.  With @drain set, a draining backend
- * (weight 0, drain_weight > 0) counts with its drain_weight.
+ * Turns per round from the weights (the "Turns" rule of maglev_table.h).
+ * With @drain set, a draining backend (weight 0, drain_weight > 0) counts
+ * with its drain_weight.
  */
 static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 				 bool drain)
 {
 	u32 g = 0, pos = 0, i;
-	u64 total = 0, s;
+	u64 total = 0;
 
 	for (i = 0; i < n; i++) {
 		u32 w = b[i].weight;
@@ -427,28 +428,21 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	if (total <= size)
 		return;
 	/*
-	 * One round would not fit in the table: divide every backend's turns
-	 * by s = ceil(total / (M - P)), rounding down but keeping at least one
-	 * turn.  Then sum(turns) <= total / s + P <= M, so every backend with
-	 * a weight still gets slots and the shares stay as close to the
-	 * weights as a table of M slots allows.  total < 65535 * 2^31 and s
-	 * may exceed 32 bits; every quotient is below 2^31, so it then
-	 * becomes one turn.
+	 * One round would not fit in the table: scale every backend's turns
+	 * by (M - P) / total, rounding down but keeping at least one turn.
+	 * Then sum(turns) <= M - P + P = M, a round fills nearly the whole
+	 * table, and the shares stay as close to the weights as a table of M
+	 * slots allows.  total < 65535 * 2^31 and turns * (M - P) < 2^54:
+	 * 64 bits suffice, and the quotient is below M.
 	 */
-	if (size <= pos) {
-		for (i = 0; i < n; i++)
-			if (b[i].turns)
-				b[i].turns = 1;
-		return;
-	}
-	s = maglev_div64(total + (size - pos) - 1, size - pos);
 	for (i = 0; i < n; i++) {
+		u64 t;
+
 		if (!b[i].turns)
 			continue;
-		if (s > b[i].turns)
-			b[i].turns = 1;
-		else
-			b[i].turns /= (u32)s;
+		t = maglev_div64((u64)b[i].turns * (size - min(size, pos)),
+				 total);
+		b[i].turns = t ? (u32)t : 1;
 	}
 }
 

@@ -35,10 +35,10 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 	return rem;
 }
 
-/* x / m for a 64-bit x and a 32-bit m (no __udivdi3 on 32-bit arches). */
-static inline u64 maglev_div64(u64 x, u32 m)
+/* x / m for 64-bit x and m (no __udivdi3 on 32-bit arches). */
+static inline u64 maglev_div64(u64 x, u64 m)
 {
-	return div_u64(x, m);
+	return div64_u64(x, m);
 }
 
 #else /* userspace */
@@ -96,7 +96,7 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 	return (u32)(x % m);
 }
 
-static inline u64 maglev_div64(u64 x, u32 m)
+static inline u64 maglev_div64(u64 x, u64 m)
 {
 	return x / m;
 }

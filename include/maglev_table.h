@@ -49,15 +49,14 @@
  * Turns (the weight scaling rule, exact integer arithmetic): let w_i be the
  * effective weights, P the number of positive ones, g their gcd and
  * q_i = w_i / g.  If T = sum(q_i) <= M, backend i takes q_i turns per
- * round.  Otherwise (T needs 64 bits: up to 65535 * (2^31 - 1)), if P == M
- * every positive backend takes one turn, else with the 64-bit
- * s = ceil(T / (M - P)) backend i takes max(floor(q_i / s), 1) turns (0 for
- * q_i == 0).  Then a round never exceeds M slots (sum <= T / s + P <= M),
- * every positive weight gets at least one slot, and shares follow the
- * weights to within about one slot per turn: weights of any size up to
- * INT_MAX are scaled into the table's range with their ratios kept as
- * exactly as M slots allow, and weights whose reduced sum fits in M are
- * used exactly.
+ * round: weights whose reduced sum fits in the table are used exactly.
+ * Otherwise backend i takes max(floor(q_i * (M - P) / T), 1) turns (0 for
+ * q_i = 0; the product is below 2^54 and T below 2^47, so 64 bits hold
+ * both; with P >= M every positive backend takes one turn).  Then a round
+ * never exceeds M slots (sum <= M - P + P), it leaves at most 2P slots to
+ * the next round, and every positive weight gets at least one slot:
+ * weights of any size up to INT_MAX are scaled into the table's range with
+ * their ratios kept as exactly as M slots allow.
  *
  * Fill: backends take their turns in plain byte order of their names
  * (memcmp, a shorter name first when it is a prefix), round after round; a

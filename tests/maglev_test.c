@@ -855,6 +855,17 @@ static void test_big_weights(void)
 	      (s.b[0].slots > s.b[1].slots ? s.b[0].slots - s.b[1].slots :
 	       s.b[1].slots - s.b[0].slots) <= 1, "INT_MAX:INT_MAX %u:%u",
 	      s.b[0].slots, s.b[1].slots);
+	/* Nearly equal big weights: a round of nearly M, an even split. */
+	s.b[0].weight = 65536;
+	s.b[1].weight = 65535;
+	check(!build(&s), "65536:65535 build");
+	check(s.b[1].slots >= 32766 && s.b[1].slots <= 32768,
+	      "65536:65535 gives %u:%u", s.b[0].slots, s.b[1].slots);
+	s.b[0].weight = 1000001;
+	s.b[1].weight = 999999;
+	check(!build(&s), "1000001:999999 build");
+	check(s.b[1].slots >= 32766 && s.b[1].slots <= 32768,
+	      "1000001:999999 gives %u:%u", s.b[0].slots, s.b[1].slots);
 	s.b[1].weight = (u32)INT_MAX + 1;
 	check(build(&s) == -EINVAL, "INT_MAX + 1 accepted");
 	s.b[1].weight = 1;

@@ -58,10 +58,8 @@ def turns_of(weights, m):
     if total <= m:
         return t
     p = len(pos)
-    if m <= p:
-        return [1 if x else 0 for x in t]
-    s = -(-total // (m - p))
-    return [max(x // s, 1) if x else 0 for x in t]
+    # scaled by (M - P) / T, at least one turn each
+    return [max(x * max(m - p, 0) // total, 1) if x else 0 for x in t]
 
 
 def is_prime(n):

@@ -32,7 +32,7 @@ compile() {
 		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$m" W=1 modules \
 			>>"$log" 2>&1; then
 			fail "compile $name: build failed in ${m#"$src"/} (see $log)"
-			grep -E 'error|warning' "$log" | head -n 20
+			grep -iE 'error|warning' "$log" | head -n 20
 			return
 		fi
 	done
@@ -54,8 +54,6 @@ CONFIG_SYSFS=y
 CONFIG_NET=y
 CONFIG_INET=y
 CONFIG_IPV6=y
-CONFIG_NAMESPACES=y
-CONFIG_NET_NS=y
 CONFIG_NETFILTER=y
 CONFIG_NETFILTER_ADVANCED=y
 CONFIG_NF_CONNTRACK=y
@@ -87,11 +85,15 @@ i386_tree() {
 			flock 9
 			[ -f "$dir/.ready" ] && exit 0
 			log "preparing a 32-bit x86 tree in $dir (once)"
-			rm -rf "$src"
-			tar -C "$dir" -xJf /usr/src/linux-source-6.12.tar.xz \
-				--exclude='linux-source-6.12/Documentation/*/*' \
-				--exclude='linux-source-6.12/drivers/*.[ch]' \
-				--exclude='linux-source-6.12/sound/*.[ch]' || exit 1
+			if [ ! -f "$dir/.unpacked" ]; then
+				rm -rf "$src"
+				tar -C "$dir" -xJf /usr/src/linux-source-6.12.tar.xz \
+					--exclude='linux-source-6.12/Documentation/*/*' \
+					--exclude='linux-source-6.12/drivers/*.[ch]' \
+					--exclude='linux-source-6.12/sound/*.[ch]' ||
+					exit 1
+				touch "$dir/.unpacked"
+			fi
 			printf '%s\n' "$I386_CONFIG" >"$dir/frag.config"
 			make -C "$src" -s ARCH=i386 tinyconfig >&2 &&
 			(cd "$src" && ARCH=i386 ./scripts/kconfig/merge_config.sh \
@@ -115,12 +117,20 @@ i386_tree() {
 				*) dirs+=("${d%/}") ;;
 				esac
 			done
-			grep -rhoE --include='*.[chS]' \
-				'EXPORT_SYMBOL(_GPL)?\([A-Za-z_][A-Za-z0-9_]*\)' \
-				"${dirs[@]}" |
-				sed -E 's/^EXPORT_SYMBOL(_GPL)?\((.*)\)$/\2 EXPORT_SYMBOL\1/' |
-				sort -u |
-				awk '{ printf "0x00000000\t%s\tvmlinux\t%s\t\n", $1, $2 }' \
+			# kernel/params.c exports param_{get,set,ops}_TYPE
+			# through STANDARD_PARAM_DEF(TYPE, ...).
+			{
+				grep -rhoE --include='*.[chS]' \
+					'EXPORT_SYMBOL(_GPL)?\([A-Za-z_][A-Za-z0-9_]*\)' \
+					"${dirs[@]}" |
+					sed -E 's/^EXPORT_SYMBOL(_GPL)?\((.*)\)$/\2 EXPORT_SYMBOL\1/'
+				sed -nE 's/^STANDARD_PARAM_DEF\(([a-z]+),.*/\1/p' \
+					"$src/kernel/params.c" |
+					awk '{ for (i = 1; i <= 3; i++)
+						print "param_" substr("getsetops", 3 * i - 2, 3) "_" $1,
+						      "EXPORT_SYMBOL" }'
+			} | sort | awk '!seen[$1]++ {
+				printf "0x00000000\t%s\tvmlinux\t%s\t\n", $1, $2 }' \
 				>"$src/Module.symvers" || exit 1
 			grep -qF "$(printf '\tkfree\t')" "$src/Module.symvers" ||
 				{ log "no exports found in $src"; exit 1; }

@@ -815,12 +815,15 @@ static void test_fit_size(void)
 		check(m == cases[i].want, "fit(%u, %u) = %u want %u",
 		      cases[i].size, cases[i].n, m, cases[i].want);
 	}
-	/* Every fitted size for up to 65535 backends is a valid size. */
+	/* Up to 65535 backends: a valid size, the smallest prime >= N. */
 	for (i = 0; i <= MAGLEV_MAX_BACKENDS; i += 97) {
-		u32 m = maglev_fit_size(251, (u32)i);
+		u32 m = maglev_fit_size(251, (u32)i), k;
+		bool smallest = true;
 
-		check(!maglev_check_size(m, NULL) && m >= i &&
-		      (m == 251 || !maglev_is_prime(m - 1) || m - 1 < i),
+		for (k = (u32)i; m > 251 && k < m; k++)
+			if (maglev_is_prime(k))
+				smallest = false;
+		check(!maglev_check_size(m, NULL) && m >= i && smallest,
 		      "fit(251, %zu) = %u", i, m);
 	}
 }

@@ -110,15 +110,15 @@
 #define MAGLEV_SIZE_MIN		251
 #define MAGLEV_SIZE_MAX		5000011
 #define MAGLEV_SIZE_DEFAULT	65537
-/* Weights are IPVS weights, 0..INT_MAX; larger ones are scaled (see Turns). */
+/* IPVS weights, 0..INT_MAX; "Turns" above scales them into the table. */
 #define MAGLEV_WEIGHT_MAX	2147483647U
 /* Slot entries are 16-bit backend indices; 0xffff means "no backend". */
 #define MAGLEV_MAX_BACKENDS	65535
 #define MAGLEV_NONE		0xffffU
 /*
  * Longest name maglev_format_name() writes, without the terminating NUL:
- * "[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535" cannot occur
- * (dotted decimal needs a "::"), "[ffff:...:ffff]:65535" is 47 bytes.
+ * "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" (the dotted forms
+ * start with "::" and are shorter).
  */
 #define MAGLEV_ADDR_NAME_MAX	47
 
@@ -156,6 +156,7 @@ struct maglev_backend {
  * @size: number of slots M (a prime)
  * @nr_backends: number of backends the slot entries index (in name order)
  * @nr_filled: slots that have an owner: @size, or 0 for an empty table
+ * @reserved: 0; pads @digest to 8 bytes
  * @digest: 64-bit digest of M, the backend names and the slot owners
  * @slot: @size entries, each a backend index or %MAGLEV_NONE
  */

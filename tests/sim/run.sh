@@ -192,6 +192,7 @@ expect "N > M: the table takes the next prime >= N, SIZE stays" \
 	"$(sed -n 1p "$TMP/out" | cut -d' ' -f1-2)" = "size=251 next_size=251" -a \
 	"$(sed -n 2p "$TMP/out" | cut -d' ' -f1-2)" = "size=257 next_size=251" -a \
 	"$(sed -n 3p "$TMP/out")" = 257
+# shellcheck disable=SC2016 # awk's own variables
 expect "N > M: every backend gets a slot" \
 	awk 'NR > 3 { s += $2; if ($2 < 1) bad = 1; n++ }
 	     END { exit bad || s != 257 || n != 252 }' "$TMP/out"

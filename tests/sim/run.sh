@@ -448,6 +448,68 @@ expect "LOOKUP_ADDR 2001:db8:0:0::1 is 2001:db8::1" \
 expect "LOOKUP_ADDR hashes bytes, not the text" \
 	sh -c "paste -d' ' - - <'$TMP/out' | awk '\$1 != \$2' | grep -q ."
 
+# --- random scripts: maglev-sim against the independent model -------------
+
+# Weights from 0 to INT_MAX (many above 65535), sizes below and above the
+# number of backends, drains, removals down to an empty table: maglev-sim
+# and model.py must print the same DIGEST, CHURN and COUNTS throughout.
+# awk's srand(seed) makes every run the same.
+if command -v python3 >/dev/null; then
+	for seed in 1 2 3 4 5 6 7 8; do
+		awk -v seed="$seed" 'BEGIN {
+			srand(seed)
+			split("251 257 263 1009 2003", sizes)
+			print "SIZE " sizes[1 + int(rand() * 5)]
+			n = 0
+			for (step = 0; step < 40; step++) {
+				r = rand()
+				if (r < 0.45 || n == 0) {
+					k = rand()
+					if (k < 0.1) w = 0
+					else if (k < 0.4) w = 1 + int(rand() * 10)
+					else if (k < 0.7) w = 60000 + int(rand() * 10000)
+					else w = int(rand() * 2147483647) + 1
+					name = "b" int(rand() * 400)
+					if (rand() < 0.2)
+						name = "[2001:DB8:0::" ++v6 "]:80"
+					if (!(name in have)) {
+						have[name] = 1; names[n++] = name
+						print "ADD_NODE " name " " w
+					}
+				} else if (r < 0.7) {
+					i = int(rand() * n)
+					print "WEIGHT " names[i] " " \
+						(rand() < 0.4 ? 0 : int(rand() * 2147483647))
+				} else if (r < 0.85) {
+					i = int(rand() * n)
+					print "REMOVE_NODE " names[i]
+					delete have[names[i]]
+					names[i] = names[--n]
+				} else {
+					print "SIZE " sizes[1 + int(rand() * 5)]
+					print "REBUILD"
+				}
+				print "DIGEST"
+				print "CHURN"
+			}
+			for (i = 0; i < n; i++)
+				print "REMOVE_NODE " names[i]
+			print "CHURN"
+			print "COUNTS"
+		}' >"$TMP/rand.in"
+		sim <"$TMP/rand.in"
+		python3 "$HERE/model.py" <"$TMP/rand.in" >"$TMP/rand.model" 2>&1
+		if [ "$rc" -eq 0 ] && [ ! -s "$TMP/err" ] &&
+		   cmp -s "$TMP/out" "$TMP/rand.model"; then
+			pass "random script $seed: maglev-sim equals model.py"
+		else
+			fail "random script $seed: maglev-sim differs from model.py"
+			diff "$TMP/rand.model" "$TMP/out" | head -5
+			head -3 "$TMP/err"
+		fi
+	done
+fi
+
 # --- golden transcripts from the independent model -------------------------
 
 for f in "$HERE"/golden/*.in; do

@@ -228,12 +228,11 @@ MODULE_PARM_DESC(hash_seed,
 static int maglev_addr_name(char *buf, size_t len, int af,
 			    const union nf_inet_addr *addr, __be16 port)
 {
-#ifdef CONFIG_IP_VS_IPV6
-	if (af == AF_INET6)
-		return scnprintf(buf, len, "[%pI6c]:%u", &addr->in6,
-				 ntohs(port));
-#endif
-	return scnprintf(buf, len, "%pI4:%u", &addr->ip, ntohs(port));
+	/* The one formatter maglev-sim uses too: inet_ntop()'s text. */
+	int n = maglev_format_name(buf, len, addr, af == AF_INET6 ? 16 : 4,
+				   ntohs(port));
+
+	return WARN_ON_ONCE(n < 0) ? 0 : n;
 }
 
 static void maglev_svc_name(char *buf, size_t len,
@@ -329,7 +328,6 @@ static u32 maglev_fill_backends(struct maglev_lut *lut,
 		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
 					       dest->af, &dest->addr,
 					       dest->port);
-		/* IPVS allows weights up to INT_MAX; maglev_build() checks. */
 		b->weight = max(weight, 0);
 		if (!b->weight)
 			b->drain_weight = max(atomic_read(&dest->last_weight), 0);

@@ -33,7 +33,7 @@ struct maglev_cursor {
 	u32 turns;
 };
 
-static void set_why(const char **why, const char *reason)
+static void maglev_set_why(const char **why, const char *reason)
 {
 	if (why)
 		*why = reason;
@@ -74,14 +74,40 @@ bool maglev_is_prime(u32 n)
 int maglev_check_size(u32 size, const char **why)
 {
 	if (size < MAGLEV_SIZE_MIN || size > MAGLEV_SIZE_MAX) {
-		set_why(why, "table size must be between 251 and 5000011");
+		maglev_set_why(why, "table size must be between 251 and 5000011");
 		return -EINVAL;
 	}
 	if (!maglev_is_prime(size)) {
-		set_why(why, "table size must be a prime number");
+		maglev_set_why(why, "table size must be a prime number");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/**
+ * maglev_fit_size() - table size for a number of backends
+ * @size: configured table size M
+ * @nr_backends: number of backends N, weight 0 included
+ *
+ * A table needs at least one slot per backend.  Callers pass the size they
+ * are about to allocate and build through this; maglev_build() itself takes
+ * the size it is given and refuses N > M.  All backends count, not only
+ * those with a positive weight, so draining a backend never changes M.
+ *
+ * Return: @size if @nr_backends <= @size (or @nr_backends is above
+ * %MAGLEV_MAX_BACKENDS, which maglev_build() refuses anyway), otherwise the
+ * smallest prime >= @nr_backends: at most 65537, so a valid table size
+ * whenever @size is.
+ */
+u32 maglev_fit_size(u32 size, u32 nr_backends)
+{
+	u32 m;
+
+	if (nr_backends <= size || nr_backends > MAGLEV_MAX_BACKENDS)
+		return size;
+	for (m = nr_backends; !maglev_is_prime(m); m++)
+		;
+	return m;
 }
 
 /**
@@ -99,12 +125,12 @@ size_t maglev_table_bytes(u32 size)
  * Scratch layout: the draining fill's table, rounded up to 8 bytes, then
  * the occupancy bitmap, the cursors and the tail's empty-slot list.
  */
-static size_t alt_table_bytes(u32 size)
+static size_t maglev_alt_table_bytes(u32 size)
 {
 	return (maglev_table_bytes(size) + 7) & ~(size_t)7;
 }
 
-static size_t bitmap_bytes(u32 size)
+static size_t maglev_bitmap_bytes(u32 size)
 {
 	return ((size_t)size + 63) / 64 * sizeof(u64);
 }
@@ -122,12 +148,12 @@ static size_t bitmap_bytes(u32 size)
  */
 size_t maglev_work_bytes(u32 size, u32 nr_backends)
 {
-	return alt_table_bytes(size) + bitmap_bytes(size) +
+	return maglev_alt_table_bytes(size) + maglev_bitmap_bytes(size) +
 	       (size_t)nr_backends * sizeof(struct maglev_cursor) +
 	       TAIL_SLOTS * sizeof(u32);
 }
 
-static u32 fnv1a32(u32 h, const void *data, size_t len)
+static u32 maglev_fnv1a32(u32 h, const void *data, size_t len)
 {
 	const u8 *p = data;
 	size_t i;
@@ -148,11 +174,11 @@ static u32 fnv1a32(u32 h, const void *data, size_t len)
  */
 u32 maglev_h32(const void *data, size_t len)
 {
-	return fnv1a32(FNV32_BASIS, data, len);
+	return maglev_fnv1a32(FNV32_BASIS, data, len);
 }
 
 /* murmur3's fmix64: a bijection with full avalanche. */
-static inline u64 mix64(u64 x)
+static inline u64 maglev_mix64(u64 x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
@@ -168,7 +194,7 @@ static inline u64 mix64(u64 x)
  * address, then a 2-byte port), so no load straddles two stores, which would
  * defeat store-to-load forwarding.
  */
-static inline u64 load_le(const u8 *p, size_t n)
+static inline u64 maglev_load_le(const u8 *p, size_t n)
 {
 	u64 v = 0;
 	u32 shift = 0;
@@ -214,14 +240,136 @@ u64 maglev_hash(const void *data, size_t len, u64 seed)
 	do {
 		size_t n = len - i < 8 ? len - i : 8;
 
-		h = mix64(h ^ load_le(p + i, n));
+		h = maglev_mix64(h ^ maglev_load_le(p + i, n));
 		i += 8;
 	} while (i < len);
 	return h;
 }
 
-static int name_cmp(const struct maglev_backend *a,
-		    const struct maglev_backend *b)
+/* Append @v in decimal (@hex false) or lower-case hex, no leading zeros. */
+static char *maglev_put_num(char *p, u32 v, bool hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	u32 base = hex ? 16 : 10;
+	char tmp[10];
+	int n = 0;
+
+	do {
+		tmp[n++] = digits[v % base];
+		v /= base;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *maglev_put_ipv4(char *p, const u8 *a)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i)
+			*p++ = '.';
+		p = maglev_put_num(p, a[i], false);
+	}
+	return p;
+}
+
+/* RFC 5952 text of an IPv6 address, exactly as glibc's inet_ntop(). */
+static char *maglev_put_ipv6(char *p, const u8 *a)
+{
+	int best = -1, best_len = 0, cur = -1, cur_len = 0, i;
+	u32 w[8];
+
+	for (i = 0; i < 8; i++)
+		w[i] = (u32)a[2 * i] << 8 | a[2 * i + 1];
+	/* The longest run of zero groups, the first one on ties. */
+	for (i = 0; i < 8; i++) {
+		if (w[i]) {
+			cur = -1;
+			continue;
+		}
+		if (cur < 0) {
+			cur = i;
+			cur_len = 0;
+		}
+		if (++cur_len > best_len) {
+			best = cur;
+			best_len = cur_len;
+		}
+	}
+	if (best_len < 2)
+		best = -1;
+
+	for (i = 0; i < 8; i++) {
+		if (best >= 0 && i >= best && i < best + best_len) {
+			if (i == best)
+				*p++ = ':';
+			continue;
+		}
+		if (i)
+			*p++ = ':';
+		/* ::a.b.c.d (IPv4-compatible) and ::ffff:a.b.c.d (mapped) */
+		if (i == 6 && best == 0 &&
+		    (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
+			return maglev_put_ipv4(p, a + 12);
+		p = maglev_put_num(p, w[i], true);
+	}
+	if (best >= 0 && best + best_len == 8)
+		*p++ = ':';
+	return p;
+}
+
+/**
+ * maglev_format_name() - backend name of an address and a port
+ * @buf: output buffer
+ * @len: size of @buf; %MAGLEV_ADDR_NAME_MAX + 1 is always enough
+ * @addr: 4-byte IPv4 or 16-byte IPv6 address in network byte order
+ * @addr_len: 4 or 16
+ * @port: port number (host byte order)
+ *
+ * Writes "A.B.C.D:port" or "[IPv6]:port" and a terminating NUL, the port
+ * in decimal and the address exactly as glibc's inet_ntop() prints it, so
+ * that names taken from "ipvsadm -Ln" match the kernel's byte for byte:
+ * RFC 5952 compression (the longest run of two or more zero groups, the
+ * first of equal runs, lower-case hex without leading zeros), and dotted
+ * decimal for the last 32 bits only in ::a.b.c.d and ::ffff:a.b.c.d.
+ * The one formatter for the module and the userspace tools.
+ *
+ * Return: length of the name without the NUL, or -EINVAL if @addr_len is
+ * neither 4 nor 16, -ENOSPC if @buf is too small (then @buf holds an empty
+ * string if @len > 0).
+ */
+int maglev_format_name(char *buf, size_t len, const void *addr,
+		       u32 addr_len, u16 port)
+{
+	char tmp[MAGLEV_ADDR_NAME_MAX + 1], *p = tmp;
+
+	if (addr_len == 4) {
+		p = maglev_put_ipv4(p, addr);
+	} else if (addr_len == 16) {
+		*p++ = '[';
+		p = maglev_put_ipv6(p, addr);
+		*p++ = ']';
+	} else {
+		if (len)
+			buf[0] = '\0';
+		return -EINVAL;
+	}
+	*p++ = ':';
+	p = maglev_put_num(p, port, false);
+	if ((size_t)(p - tmp) >= len) {
+		if (len)
+			buf[0] = '\0';
+		return -ENOSPC;
+	}
+	memcpy(buf, tmp, p - tmp);
+	buf[p - tmp] = '\0';
+	return (int)(p - tmp);
+}
+
+static int maglev_name_cmp(const struct maglev_backend *a,
+			   const struct maglev_backend *b)
 {
 	u32 n = min(a->name_len, b->name_len);
 	int r = memcmp(a->name, b->name, n);
@@ -233,12 +381,12 @@ static int name_cmp(const struct maglev_backend *a,
 	return a->name_len < b->name_len ? -1 : 1;
 }
 
-static int backend_cmp(const void *a, const void *b)
+static int maglev_backend_cmp(const void *a, const void *b)
 {
-	return name_cmp(a, b);
+	return maglev_name_cmp(a, b);
 }
 
-static u32 gcd32(u32 a, u32 b)
+static u32 maglev_gcd32(u32 a, u32 b)
 {
 	while (b) {
 		u32 t = a % b;
@@ -250,13 +398,14 @@ static u32 gcd32(u32 a, u32 b)
 }
 
 /*
- * Turns per round from the weights.  With @drain set, a draining backend
- * (weight 0, drain_weight > 0) counts with its drain_weight.
+ * Turns per round from the weights (the "Turns" rule of maglev_table.h).
+ * With @drain set, a draining backend (weight 0, drain_weight > 0) counts
+ * with its drain_weight.
  */
-static void compute_turns(struct maglev_backend *b, u32 n, u32 size,
-			  bool drain)
+static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
+				 bool drain)
 {
-	u32 g = 0, pos = 0, s, i;
+	u32 g = 0, pos = 0, i;
 	u64 total = 0;
 
 	for (i = 0; i < n; i++) {
@@ -266,7 +415,7 @@ static void compute_turns(struct maglev_backend *b, u32 n, u32 size,
 			w = b[i].drain_weight;
 		b[i].turns = w;
 		if (w) {
-			g = gcd32(g, w);
+			g = maglev_gcd32(g, w);
 			pos++;
 		}
 	}
@@ -279,22 +428,22 @@ static void compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	if (total <= size)
 		return;
 	/*
-	 * One round would not fit in the table: divide every backend's turns
-	 * by s = ceil(total / (M - P)), rounding down but keeping at least one
-	 * turn.  Then sum(turns) <= total / s + P <= M, so every backend with
-	 * a weight still gets slots and the shares stay as close to the
-	 * weights as a table of M slots allows.
+	 * One round would not fit in the table: scale every backend's turns
+	 * by (M - P) / total, rounding down but keeping at least one turn.
+	 * Then sum(turns) <= M - P + P = M, a round fills nearly the whole
+	 * table, and the shares stay as close to the weights as a table of M
+	 * slots allows.  total < 65535 * 2^31 and turns * (M - P) < 2^54:
+	 * 64 bits suffice, and the quotient is below M.
 	 */
-	if (size <= pos) {
-		for (i = 0; i < n; i++)
-			if (b[i].turns)
-				b[i].turns = 1;
-		return;
+	for (i = 0; i < n; i++) {
+		u64 t;
+
+		if (!b[i].turns)
+			continue;
+		t = maglev_div64((u64)b[i].turns * (size - min(size, pos)),
+				 total);
+		b[i].turns = t ? (u32)t : 1;
 	}
-	s = (u32)((total + (size - pos) - 1) / (size - pos));
-	for (i = 0; i < n; i++)
-		if (b[i].turns)
-			b[i].turns = max(b[i].turns / s, 1U);
 }
 
 /**
@@ -308,7 +457,8 @@ static void compute_turns(struct maglev_backend *b, u32 n, u32 size,
  * drain_weight.
  *
  * Return: 0, or -EINVAL (bad size, name or weight), -E2BIG (more backends
- * than slots or than %MAGLEV_MAX_BACKENDS), -EEXIST (duplicate name).
+ * than slots or than %MAGLEV_MAX_BACKENDS; maglev_fit_size() gives a size
+ * that fits), -EEXIST (duplicate name).
  */
 int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 		   const char **why)
@@ -320,39 +470,40 @@ int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 	if (err)
 		return err;
 	if (n > MAGLEV_MAX_BACKENDS) {
-		set_why(why, "too many backends (at most 65535)");
+		maglev_set_why(why, "too many backends (at most 65535)");
 		return -E2BIG;
 	}
 	if (n > size) {
-		set_why(why, "more backends than table slots");
+		maglev_set_why(why, "more backends than table slots");
 		return -E2BIG;
 	}
 	for (i = 0; i < n; i++) {
 		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX) {
-			set_why(why, "backend name must be 1 to 64 bytes");
+			maglev_set_why(why, "backend name must be 1 to 64 bytes");
 			return -EINVAL;
 		}
 		if (b[i].weight > MAGLEV_WEIGHT_MAX ||
 		    b[i].drain_weight > MAGLEV_WEIGHT_MAX) {
-			set_why(why, "backend weight must be 0 to 65535");
+			maglev_set_why(why,
+				       "backend weight must be 0 to 2147483647");
 			return -EINVAL;
 		}
 	}
 
-	maglev_sort(b, n, sizeof(*b), backend_cmp);
+	maglev_sort(b, n, sizeof(*b), maglev_backend_cmp);
 
 	for (i = 0; i < n; i++) {
-		u32 h = fnv1a32(FNV32_BASIS, b[i].name, b[i].name_len);
+		u32 h = maglev_fnv1a32(FNV32_BASIS, b[i].name, b[i].name_len);
 
-		if (i && !name_cmp(&b[i - 1], &b[i])) {
-			set_why(why, "duplicate backend name");
+		if (i && !maglev_name_cmp(&b[i - 1], &b[i])) {
+			maglev_set_why(why, "duplicate backend name");
 			return -EEXIST;
 		}
-		b[i].offset = fnv1a32(h, "|offset", 7) % size;
-		b[i].skip = fnv1a32(h, "|skip", 5) % (size - 1) + 1;
+		b[i].offset = maglev_fnv1a32(h, "|offset", 7) % size;
+		b[i].skip = maglev_fnv1a32(h, "|skip", 5) % (size - 1) + 1;
 		b[i].slots = 0;
 	}
-	compute_turns(b, n, size, true);
+	maglev_compute_turns(b, n, size, true);
 	return 0;
 }
 
@@ -461,8 +612,8 @@ void maglev_fill(struct maglev_table *t, u32 size,
 		 const struct maglev_backend *b, u32 n, void *work,
 		 struct maglev_stats *st)
 {
-	u64 *bm = (u64 *)((u8 *)work + alt_table_bytes(size));
-	struct maglev_cursor *cur = (void *)((u8 *)bm + bitmap_bytes(size));
+	u64 *bm = (u64 *)((u8 *)work + maglev_alt_table_bytes(size));
+	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
 	u32 left = size, nr_empty = 0, i, k;
 	bool any = false, bad = false, tail = false;
@@ -473,7 +624,7 @@ void maglev_fill(struct maglev_table *t, u32 size,
 	t->nr_filled = 0;
 	t->reserved = 0;
 	t->digest = 0;
-	memset(bm, 0, bitmap_bytes(size));
+	memset(bm, 0, maglev_bitmap_bytes(size));
 	for (i = 0; i < n; i++) {
 		cur[i].pos = b[i].offset;
 		cur[i].skip = b[i].skip;
@@ -541,10 +692,10 @@ done:
 u64 maglev_digest(const struct maglev_table *t,
 		  const struct maglev_backend *b, u32 n)
 {
-	u64 d = mix64(DIGEST_TAG ^ t->size);
+	u64 d = maglev_mix64(DIGEST_TAG ^ t->size);
 	u32 i, s;
 
-	d = mix64(d ^ n);
+	d = maglev_mix64(d ^ n);
 	for (i = 0; i < n; i++)
 		d = maglev_hash(b[i].name, b[i].name_len, d);
 	for (s = 0; s < t->size; s += 4) {
@@ -556,12 +707,12 @@ u64 maglev_digest(const struct maglev_table *t,
 
 			w |= v << (16 * j);
 		}
-		d = mix64(d ^ w);
+		d = maglev_mix64(d ^ w);
 	}
 	return d;
 }
 
-static bool is_draining(const struct maglev_backend *b)
+static bool maglev_is_draining(const struct maglev_backend *b)
 {
 	return !b->weight && b->drain_weight;
 }
@@ -597,17 +748,17 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 	maglev_fill(t, size, b, n, work, st);
 
 	for (i = 0; i < n; i++)
-		if (is_draining(&b[i]))
+		if (maglev_is_draining(&b[i]))
 			drain = true;
 	if (drain && t->nr_filled) {
 		struct maglev_table *alt = work;
 
-		compute_turns(b, n, size, false);
+		maglev_compute_turns(b, n, size, false);
 		maglev_fill(alt, size, b, n, work, st);
 		for (s = 0; s < size; s++)
-			if (is_draining(&b[t->slot[s]]))
+			if (maglev_is_draining(&b[t->slot[s]]))
 				t->slot[s] = alt->slot[s];
-		compute_turns(b, n, size, true);
+		maglev_compute_turns(b, n, size, true);
 	}
 
 	/* The draining backends' slots may have found no other owner. */
@@ -632,11 +783,13 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
  * @nn: number of @nb
  * @work: scratch area of at least maglev_work_bytes(@new->size, @on) bytes
  *
- * Owners are compared by name, not by index.  Without a previous table, or
- * with a different table size, every owned slot of @new counts as changed.
+ * Owners are compared by name, not by index, and "none" is an owner of
+ * its own: a slot that gains or loses its owner counts, so a change to an
+ * empty table (the last backend removed) counts all M slots.  Without a
+ * previous table every owned slot of @new counts; with a different table
+ * size every slot of @new counts, unless both tables are empty.
  *
- * Return: number of slots whose owner changed (a slot that gained or lost
- * its owner counts).
+ * Return: number of slots whose owner changed.
  */
 u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_backend *ob, u32 on,
@@ -646,24 +799,27 @@ u32 maglev_churn(const struct maglev_table *old,
 	u16 *map = work;
 	u32 i, j = 0, s, churn = 0;
 
-	if (!old || old->size != new->size)
+	if (!old)
 		return new->nr_filled;
+	if (old->size != new->size)
+		return old->nr_filled || new->nr_filled ? new->size : 0;
 
 	/* Both lists are sorted: map old indices to new ones in one pass. */
 	for (i = 0; i < on; i++) {
 		int r = 1;
 
-		while (j < nn && (r = name_cmp(&nb[j], &ob[i])) < 0)
+		while (j < nn && (r = maglev_name_cmp(&nb[j], &ob[i])) < 0)
 			j++;
 		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
 	}
 	for (s = 0; s < new->size; s++) {
-		u16 o = old->slot[s];
+		u16 o = old->slot[s], n = new->slot[s];
 
-		if (o != MAGLEV_NONE)
-			o = map[o];
-		if (o != new->slot[s])
-			churn++;
+		/* An owner that is gone differs from any new owner or none. */
+		if (o == MAGLEV_NONE)
+			churn += n != MAGLEV_NONE;
+		else
+			churn += map[o] == MAGLEV_NONE || map[o] != n;
 	}
 	return churn;
 }

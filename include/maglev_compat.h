@@ -35,6 +35,12 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 	return rem;
 }
 
+/* x / m for 64-bit x and m (no __udivdi3 on 32-bit arches). */
+static inline u64 maglev_div64(u64 x, u64 m)
+{
+	return div64_u64(x, m);
+}
+
 #else /* userspace */
 
 #include <stdbool.h>
@@ -88,6 +94,11 @@ typedef __s64 s64;
 static inline u32 maglev_mod64(u64 x, u32 m)
 {
 	return (u32)(x % m);
+}
+
+static inline u64 maglev_div64(u64 x, u64 m)
+{
+	return x / m;
 }
 
 static inline void maglev_sort(void *base, size_t num, size_t size,

@@ -13,39 +13,91 @@
  * bit-identical tables and digests):
  *
  * h32(s) is 32-bit FNV-1a: h = 2166136261; for each byte c: h ^= c,
- * h *= 16777619 (mod 2^32).
+ * h *= 16777619 (mod 2^32).  mix(x) is murmur3's fmix64 (mod 2^64):
+ * x ^= x >> 33; x *= 0xff51afd7ed558ccd; x ^= x >> 33;
+ * x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33.
  *
- * A backend is a name of 1..MAGLEV_NAME_MAX bytes and a weight 0..65535.
- * For table size M (a prime):
+ * Backend names: a backend is a name of 1..MAGLEV_NAME_MAX bytes and a
+ * weight 0..2147483647 (INT_MAX, the range IPVS accepts).  The IPVS
+ * scheduler names a destination "A.B.C.D:port" or "[IPv6]:port", port in
+ * decimal without leading zeros, the address exactly as glibc's inet_ntop()
+ * prints it (see maglev_format_name()): IPv6 in lower-case hex without
+ * leading zeros, the longest run of two or more zero groups replaced by
+ * "::" (the first of equally long runs), and the last 32 bits in dotted
+ * decimal only for ::a.b.c.d (IPv4-compatible: the first 96 bits zero and
+ * the 16 bits after them not) and ::ffff:a.b.c.d (IPv4-mapped: the first
+ * 80 bits zero, the next 16 bits all ones).  ISATAP and other embedded
+ * IPv4 addresses are printed in hex like any other address.
+ *
+ * Table size: M is a prime from MAGLEV_SIZE_MIN to MAGLEV_SIZE_MAX, and
+ * at least the number N of backends (all of them, weight 0 included, so
+ * that draining never changes M).  A configured size below N is replaced
+ * by the smallest prime >= N (maglev_fit_size(); the callers apply it, and
+ * maglev_build() refuses N > M).  N <= MAGLEV_MAX_BACKENDS = 65535, and
+ * the smallest prime >= 65535 is 65537, so the fitted size is always valid.
+ * For a table size M:
  *   offset = h32(name "|offset") % M
  *   skip   = h32(name "|skip") % (M - 1) + 1
  * and its preference sequence is offset + j * skip (mod M), j = 0, 1, ...
  *
- * Turns: the positive weights are divided by their gcd; the quotient is the
- * number of turns the backend takes per round.  If the turns of one round add
- * up to more than M (P positive backends), every quotient is divided by
- * s = ceil(T / (M - P)) and rounded down, with a minimum of 1, so a round
- * fits in M; when P == M every backend takes one turn.
+ * Effective weight: in the primary fill a backend's effective weight is
+ * its weight, or its drain_weight when it is draining (weight 0 and
+ * drain_weight > 0, see "Draining"); in the secondary fill of a draining
+ * build it is its weight (0 for the draining backends).  A backend whose
+ * effective weight is 0 takes no turns in that fill.
+ *
+ * Turns (the weight scaling rule, exact integer arithmetic): let w_i be the
+ * effective weights, P the number of positive ones, g their gcd and
+ * q_i = w_i / g.  If T = sum(q_i) <= M, backend i takes q_i turns per
+ * round: weights whose reduced sum fits in the table are used exactly.
+ * Otherwise backend i takes max(floor(q_i * (M - P) / T), 1) turns (0 for
+ * q_i = 0; the product is below 2^54 and T below 2^47, so 64 bits hold
+ * both; with P >= M every positive backend takes one turn).  Then a round
+ * never exceeds M slots (sum <= M - P + P), it leaves at most 2P slots to
+ * the next round, and every positive weight gets at least one slot:
+ * weights of any size up to INT_MAX are scaled into the table's range with
+ * their ratios kept as exactly as M slots allow.
  *
  * Fill: backends take their turns in plain byte order of their names
  * (memcmp, a shorter name first when it is a prefix), round after round; a
  * backend with t turns claims t slots in a row.  On each turn the backend
  * walks its preference sequence from where it stopped and claims the first
- * empty slot.  The fill stops when every slot is owned.  Backends with weight
- * 0 take no turns.
+ * empty slot.  The fill stops when every slot is owned.  If no backend has
+ * a turn, the table is empty: every slot is owned by none.
  *
  * Draining: a backend with weight 0 and a non-zero drain_weight keeps the
- * slots it would own with weight drain_weight, except that each of them is
- * handed to the owner of the same slot in the table built without the
- * draining backends.  So only keys that mapped to a draining backend move,
- * and restoring drain_weight gives back the previous table exactly.
+ * slots it would own with weight drain_weight (the primary fill), except
+ * that each of them is handed to the owner of the same slot in the table
+ * built without the draining backends (the secondary fill: the same
+ * backends, offsets and skips, the draining ones with no turns).  So only
+ * keys that mapped to a draining backend move, and restoring drain_weight
+ * gives back the previous table exactly.  A primary fill that is empty is
+ * the table (no secondary fill).
  *
- * Digest (64 bits), with mix(x) = murmur3's fmix64:
+ * Digest (64 bits):
  *   d = mix(0x6d61676c65760001 ^ M); d = mix(d ^ N);
  *   for each backend in name order: d = maglev_hash(name, name_len, d);
  *   for each group of four slots (the last one padded with 0xffff):
  *     d = mix(d ^ (s0 | s1 << 16 | s2 << 32 | s3 << 48))
  * where s is the owner's index in name order, 0xffff for none.
+ *
+ * Key hash: maglev_hash(key, len, seed) for a key of len bytes:
+ *   h = seed ^ (len * 0x9e3779b97f4a7c15 mod 2^64);
+ *   for i = 0, 8, 16, ... while i < len (once, with i = 0, for len 0):
+ *     c = the key bytes i..i+7 as a little-endian number, the bytes past
+ *         the end of the key taken as 0;
+ *     h = mix(h ^ c)
+ * and the result is h.  The IPVS scheduler's key is the 4- or 16-byte
+ * address in network byte order, followed with flag-2 by the 2-byte port in
+ * network byte order.
+ *
+ * Churn between a previous and a new table: the number of slots whose
+ * owner, compared by name with "none" an owner of its own, differs.  A slot
+ * that gains or loses its owner counts, so going from a non-empty table to
+ * an empty one (the last backend removed, or the last weight set to 0 with
+ * no draining weight left) counts every slot: M.  With no previous table
+ * every owned slot of the new one counts; when the size changed, every slot
+ * of the new table counts (M), unless both tables are empty (0).
  *
  * Lookup: slot = ((hash >> 32) * M) >> 32 for a 64-bit key hash.
  */
@@ -58,19 +110,28 @@
 #define MAGLEV_SIZE_MIN		251
 #define MAGLEV_SIZE_MAX		5000011
 #define MAGLEV_SIZE_DEFAULT	65537
-#define MAGLEV_WEIGHT_MAX	65535
+/* IPVS weights, 0..INT_MAX; "Turns" above scales them into the table. */
+#define MAGLEV_WEIGHT_MAX	2147483647U
 /* Slot entries are 16-bit backend indices; 0xffff means "no backend". */
 #define MAGLEV_MAX_BACKENDS	65535
 #define MAGLEV_NONE		0xffffU
+/*
+ * Longest name maglev_format_name() writes, without the terminating NUL:
+ * "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" (the dotted forms
+ * start with "::" and are shorter).
+ */
+#define MAGLEV_ADDR_NAME_MAX	47
 
 /**
  * struct maglev_backend - one backend (real server) of a table build
  * @name: backend name, not NUL-terminated; "A.B.C.D:port" or "[IPv6]:port"
  *	in the IPVS scheduler
  * @name_len: length of @name in bytes, 1..MAGLEV_NAME_MAX
- * @weight: 0..MAGLEV_WEIGHT_MAX; 0 means drained (no slots)
- * @drain_weight: with @weight 0, the weight whose slots the backend hands
- *	over to the others (see "Draining" above); 0 for none
+ * @weight: 0..MAGLEV_WEIGHT_MAX; 0 means no slots (drained, or added
+ *	with weight 0)
+ * @drain_weight: 0..MAGLEV_WEIGHT_MAX; with @weight 0, the weight whose
+ *	slots the backend hands over to the others (see "Draining" above);
+ *	0 for none
  * @priv: caller's cookie, carried along when maglev_build() sorts backends
  * @offset: start of the preference sequence (output of maglev_build(),
  *	input of maglev_fill())
@@ -95,6 +156,7 @@ struct maglev_backend {
  * @size: number of slots M (a prime)
  * @nr_backends: number of backends the slot entries index (in name order)
  * @nr_filled: slots that have an owner: @size, or 0 for an empty table
+ * @reserved: 0; pads @digest to 8 bytes
  * @digest: 64-bit digest of M, the backend names and the slot owners
  * @slot: @size entries, each a backend index or %MAGLEV_NONE
  */
@@ -119,11 +181,14 @@ struct maglev_stats {
 
 bool maglev_is_prime(u32 n);
 int maglev_check_size(u32 size, const char **why);
+u32 maglev_fit_size(u32 size, u32 nr_backends);
 size_t maglev_table_bytes(u32 size);
 size_t maglev_work_bytes(u32 size, u32 nr_backends);
 
 u32 maglev_h32(const void *data, size_t len);
 u64 maglev_hash(const void *data, size_t len, u64 seed);
+int maglev_format_name(char *buf, size_t len, const void *addr,
+		       u32 addr_len, u16 port);
 
 int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 		   const char **why);

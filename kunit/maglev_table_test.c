@@ -129,7 +129,7 @@ static void maglev_sequence_permutation_test(struct kunit *test)
 	u32 step = m > 1000 ? 4099 : 1, skip, j;
 
 	for (skip = 1; skip < m; skip += step) {
-		u32 pos = (u32)(((u64)skip * 31) % m);
+		u32 pos = maglev_mod64((u64)skip * 31, m);
 
 		bitmap_zero(seen, m);
 		for (j = 0; j < m; j++) {
@@ -418,9 +418,10 @@ static void plain_fill(u16 *slot, u32 m, const struct maglev_backend *b,
 				u32 pos;
 
 				do {
-					pos = (u32)(((u64)b[i].offset +
-						     (u64)next[i] * b[i].skip) %
-						    m);
+					/* no u64 % on 32-bit kernels */
+					pos = maglev_mod64((u64)b[i].offset +
+							   (u64)next[i] *
+							   b[i].skip, m);
 					next[i]++;
 				} while (slot[pos] != MAGLEV_NONE);
 				slot[pos] = i;
@@ -458,6 +459,241 @@ static void maglev_fill_matches_plain_test(struct kunit *test)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+
+struct big_weight {
+	const char *desc;
+	u32 w[2];
+	u32 lo, hi;	/* slots of the second backend at M = 65537 */
+};
+
+static const struct big_weight big_weight_cases[] = {
+	{ "70000:1", { 70000, 1 }, 1, 2 },
+	{ "INT_MAX:1", { INT_MAX, 1 }, 1, 2 },
+	{ "INT_MAX:INT_MAX", { INT_MAX, INT_MAX }, 32768, 32769 },
+	{ "2^30:2^29", { 1U << 30, 1U << 29 }, 21845, 21846 },
+	{ "65536:65535", { 65536, 65535 }, 32766, 32768 },
+	{ "1000001:999999", { 1000001, 999999 }, 32766, 32768 },
+	{ "1000000:3", { 1000000, 3 }, 1, 2 },
+};
+
+static void big_weight_desc(const struct big_weight *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(big_weight, big_weight_cases, big_weight_desc);
+
+/*
+ * Weights above 65535, up to INT_MAX, are scaled into the table: every
+ * positive weight keeps a slot and the shares follow the ratio as closely
+ * as 65537 slots allow.
+ */
+static void maglev_big_weight_test(struct kunit *test)
+{
+	const struct big_weight *c = test->param_value;
+	struct build *bd = build_alloc(test, 65537, 2);
+	u32 i;
+
+	for (i = 0; i < 2; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = c->w[i];
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	KUNIT_EXPECT_EQ(test, bd->b[0].slots + bd->b[1].slots, 65537U);
+	KUNIT_EXPECT_GE(test, bd->b[1].slots, c->lo);
+	KUNIT_EXPECT_LE(test, bd->b[1].slots, c->hi);
+}
+
+/* Above INT_MAX is not an IPVS weight: refused, the table is kept. */
+static void maglev_weight_range_test(struct kunit *test)
+{
+	struct build *bd = build_alloc(test, 251, 2);
+	const char *why = NULL;
+	u64 digest;
+	u32 i;
+
+	for (i = 0; i < 2; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = MAGLEV_WEIGHT_MAX;
+	}
+	bd->n = 2;
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	digest = bd->t->digest;
+	bd->b[1].weight = MAGLEV_WEIGHT_MAX + 1;
+	KUNIT_EXPECT_EQ(test, maglev_build(bd->t, 251, bd->b, 2, bd->work,
+					   NULL, &why), -EINVAL);
+	KUNIT_EXPECT_NOT_NULL(test, why);
+	bd->b[1].weight = 0;
+	bd->b[1].drain_weight = MAGLEV_WEIGHT_MAX + 1;
+	KUNIT_EXPECT_EQ(test, build_run(bd), -EINVAL);
+	KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
+}
+
+/* 65535 backends near INT_MAX: a 47-bit sum, one turn each. */
+static void maglev_weight_sum_test(struct kunit *test)
+{
+	struct build *bd = build_alloc(test, 65537, 65535);
+	u32 i;
+
+	for (i = 0; i < bd->n; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = INT_MAX - (i & 1);
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	for (i = 0; i < bd->n; i++) {
+		KUNIT_EXPECT_EQ(test, bd->b[i].turns, 1U);
+		KUNIT_EXPECT_GE(test, bd->b[i].slots, 1U);
+		KUNIT_EXPECT_LE(test, bd->b[i].slots, 2U);
+	}
+	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, 65537U);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct fit_case {
+	u32 size, n, want;
+};
+
+static const struct fit_case fit_cases[] = {
+	{ 251, 0, 251 }, { 251, 251, 251 }, { 251, 252, 257 },
+	{ 251, 1000, 1009 }, { 4093, 4094, 4099 }, { 251, 65535, 65537 },
+	{ 65537, 65535, 65537 }, { 5000011, 65535, 5000011 },
+};
+
+static void fit_desc(const struct fit_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "M %u N %u", c->size, c->n);
+}
+
+KUNIT_ARRAY_PARAM(fit, fit_cases, fit_desc);
+
+/* A size below the number of backends becomes the next prime >= N. */
+static void maglev_fit_size_test(struct kunit *test)
+{
+	const struct fit_case *c = test->param_value;
+	u32 m = maglev_fit_size(c->size, c->n);
+	struct build *bd;
+	u32 i;
+
+	KUNIT_EXPECT_EQ(test, m, c->want);
+	KUNIT_EXPECT_EQ(test, maglev_check_size(m, NULL), 0);
+	if (c->n > 1000)
+		return;
+	/* and a table of that size builds, every backend with a slot */
+	bd = build_alloc(test, m, c->n);
+	for (i = 0; i < c->n; i++) {
+		name_ip(&bd->b[i], i);
+		bd->b[i].weight = 1 + i % 3;
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	for (i = 0; i < c->n; i++)
+		KUNIT_EXPECT_GE(test, bd->b[i].slots, 1U);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Removing the last backend changes every slot's owner to none: M. */
+static void maglev_churn_empty_test(struct kunit *test)
+{
+	struct build *a = build_alloc(test, 4093, 4);
+	struct build *e = build_alloc(test, 4093, 4);
+	struct build *f = build_alloc(test, 251, 0);
+	u32 i;
+
+	for (i = 0; i < 4; i++) {
+		name_ip(&a->b[i], i);
+		a->b[i].weight = 1 + i;
+		e->b[i] = a->b[i];
+		e->b[i].weight = 0;
+	}
+	KUNIT_ASSERT_EQ(test, build_run(a), 0);
+	KUNIT_ASSERT_EQ(test, build_run(e), 0);
+	KUNIT_ASSERT_EQ(test, build_run(f), 0);
+	/* to no backends, and to backends that all have weight 0 */
+	KUNIT_EXPECT_EQ(test, maglev_churn(a->t, a->b, 4, e->t, e->b, 0,
+					   a->work), 4093U);
+	KUNIT_EXPECT_EQ(test, maglev_churn(a->t, a->b, 4, e->t, e->b, 4,
+					   a->work), 4093U);
+	KUNIT_EXPECT_EQ(test, maglev_churn(e->t, e->b, 4, a->t, a->b, 4,
+					   a->work), 4093U);
+	KUNIT_EXPECT_EQ(test, maglev_churn(e->t, e->b, 4, e->t, e->b, 0,
+					   a->work), 0U);
+	/* a size change to an empty table: every slot of the new size */
+	KUNIT_EXPECT_EQ(test, maglev_churn(a->t, a->b, 4, f->t, f->b, 0,
+					   a->work), 251U);
+	KUNIT_EXPECT_EQ(test, maglev_churn(e->t, e->b, 4, f->t, f->b, 0,
+					   a->work), 0U);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct name_case {
+	const char *want;
+	u8 addr[16];
+	u32 len;
+	u16 port;
+};
+
+#define V4(a, b, c, d)	{ a, b, c, d }
+#define V6(...)		{ __VA_ARGS__ }
+
+/* Expected strings are glibc inet_ntop()'s (ipvsadm -Ln) output. */
+static const struct name_case name_cases[] = {
+	{ "10.0.0.1:80", V4(10, 0, 0, 1), 4, 80 },
+	{ "0.0.0.0:0", V4(0, 0, 0, 0), 4, 0 },
+	{ "255.255.255.255:65535", V4(255, 255, 255, 255), 4, 65535 },
+	{ "[::]:80", V6(0), 16, 80 },
+	{ "[::1]:80", V6([15] = 1), 16, 80 },
+	{ "[1::]:80", V6(0, 1), 16, 80 },
+	{ "[::1.2.3.4]:80", V6([12] = 1, 2, 3, 4), 16, 80 },
+	{ "[::0.1.0.0]:80", V6([13] = 1), 16, 80 },
+	{ "[::2]:80", V6([15] = 2), 16, 80 },
+	{ "[::ffff:10.0.0.2]:443", V6([10] = 0xff, 0xff, 10, 0, 0, 2), 16,
+	  443 },
+	{ "[::ffff:0.0.0.0]:80", V6([10] = 0xff, 0xff), 16, 80 },
+	{ "[::fffe:102:304]:80", V6([10] = 0xff, 0xfe, 1, 2, 3, 4), 16, 80 },
+	{ "[2001:db8::5efe:a00:1]:80",
+	  V6(0x20, 0x01, 0x0d, 0xb8, [10] = 0x5e, 0xfe, 10, 0, 0, 1), 16, 80 },
+	{ "[2001:db8::1:0:0:1]:80",
+	  V6(0x20, 0x01, 0x0d, 0xb8, [9] = 1, [15] = 1), 16, 80 },
+	{ "[2001:0:0:1::1]:80", V6(0x20, 0x01, [7] = 1, [15] = 1), 16, 80 },
+	{ "[1:0:1:0:1:0:1:0]:80", V6(0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1),
+	  16, 80 },
+	{ "[2001:db8:0:1:1:1:1:1]:80",
+	  V6(0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1), 16,
+	  80 },
+	{ "[fe80::200:5efe:c000:201]:1",
+	  V6(0xfe, 0x80, [8] = 2, 0, 0x5e, 0xfe, 0xc0, 0, 2, 1), 16, 1 },
+	{ "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535",
+	  V6(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	     0xff, 0xff, 0xff, 0xff, 0xff), 16, 65535 },
+};
+
+static void name_desc(const struct name_case *c, char *desc)
+{
+	strscpy(desc, c->want, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(name, name_cases, name_desc);
+
+/* maglev_format_name() writes what userspace's inet_ntop() writes. */
+static void maglev_format_name_test(struct kunit *test)
+{
+	const struct name_case *c = test->param_value;
+	char buf[MAGLEV_NAME_MAX + 1];
+	int n;
+
+	n = maglev_format_name(buf, sizeof(buf), c->addr, c->len, c->port);
+	KUNIT_EXPECT_EQ(test, n, (int)strlen(c->want));
+	KUNIT_EXPECT_STREQ(test, buf, c->want);
+	KUNIT_EXPECT_LE(test, n, MAGLEV_ADDR_NAME_MAX);
+	/* one byte short of room for the NUL */
+	KUNIT_EXPECT_EQ(test, maglev_format_name(buf, strlen(c->want),
+						 c->addr, c->len, c->port),
+			-ENOSPC);
+}
+
 static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_worked_example_test, example_gen_params),
 	KUNIT_CASE_PARAM(maglev_sequence_permutation_test,
@@ -471,6 +707,12 @@ static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_prime_test, prime_gen_params),
 	KUNIT_CASE(maglev_drain_test),
 	KUNIT_CASE(maglev_fill_matches_plain_test),
+	KUNIT_CASE_PARAM(maglev_big_weight_test, big_weight_gen_params),
+	KUNIT_CASE(maglev_weight_range_test),
+	KUNIT_CASE(maglev_weight_sum_test),
+	KUNIT_CASE_PARAM(maglev_fit_size_test, fit_gen_params),
+	KUNIT_CASE(maglev_churn_empty_test),
+	KUNIT_CASE_PARAM(maglev_format_name_test, name_gen_params),
 	{}
 };
 

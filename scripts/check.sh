@@ -5,7 +5,7 @@
 #
 # Steps (each ends with its own "N passed, N failed" line):
 #   host     tests/run.sh                host unit tests
-#   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers
+#   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers, i386
 #   static   scripts/static-check.sh     checkpatch --strict, sparse
 #   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU

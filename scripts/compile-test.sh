@@ -1,7 +1,10 @@
 #!/bin/bash
 # compile-test.sh: build ip_vs_maglev.ko with W=1 against Debian's stock
 # 6.1 and 6.12 cloud headers, and it and the KUnit module against the test
-# kernel (the stock kernels lack CONFIG_KUNIT).
+# kernel (the stock kernels lack CONFIG_KUNIT) and against a 32-bit x86
+# kernel tree (i386, modules_prepare only, cached like the test kernel),
+# where a 64-bit division the compiler turns into __udivdi3 and the like
+# is an undefined symbol.
 # Any compiler or modpost warning about our files is a failure.
 # Logs: build/check/compile/.
 set -eu
@@ -11,9 +14,9 @@ need_pkgs "${BUILD_PKGS[@]}" linux-headers-cloud-amd64 \
 	linux-headers-6.12-cloud-amd64
 w=$(work_dir compile)
 
-# compile NAME KDIR
+# compile NAME KDIR [ARCH]
 compile() {
-	local name=$1 kdir=$2 src="$w/src-$1" log="$w/$1.log" m
+	local name=$1 kdir=$2 arch=${3:-} src="$w/src-$1" log="$w/$1.log" m
 	stage_sources "$src"
 	if [ ! -f "$src/Kbuild" ]; then
 		fail "compile $name: module sources missing (no Kbuild)"
@@ -26,9 +29,10 @@ compile() {
 		[ "$m" = "$src/kunit" ] &&
 			! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf" &&
 			continue
-		if ! make -C "$kdir" M="$m" W=1 modules >>"$log" 2>&1; then
+		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$m" W=1 modules \
+			>>"$log" 2>&1; then
 			fail "compile $name: build failed in ${m#"$src"/} (see $log)"
-			grep -E 'error|warning' "$log" | head -n 20
+			grep -iE 'error|warning' "$log" | head -n 20
 			return
 		fi
 	done
@@ -40,6 +44,102 @@ compile() {
 	fi
 }
 
+# The 32-bit tree: tinyconfig plus what the module needs, for ARCH=i386.
+I386_RECIPE=1
+I386_CONFIG='CONFIG_MODULES=y
+CONFIG_MODULE_UNLOAD=y
+CONFIG_SMP=y
+CONFIG_PROC_FS=y
+CONFIG_SYSFS=y
+CONFIG_NET=y
+CONFIG_INET=y
+CONFIG_IPV6=y
+CONFIG_NETFILTER=y
+CONFIG_NETFILTER_ADVANCED=y
+CONFIG_NF_CONNTRACK=y
+CONFIG_IP_VS=y
+CONFIG_IP_VS_IPV6=y
+CONFIG_IP_VS_PROTO_TCP=y
+CONFIG_IP_VS_PROTO_UDP=y
+CONFIG_IP_VS_PROTO_SCTP=y
+CONFIG_DEBUG_FS=y
+CONFIG_KUNIT=y
+# CONFIG_KUNIT_ALL_TESTS is not set'
+
+# i386_tree: print a 32-bit x86 kernel tree ready for external modules,
+# made once from linux-source-6.12 into the cache: unpacked (without the
+# parts modules_prepare does not read), configured, "make modules_prepare",
+# and a Module.symvers listing every symbol exported by the x86 and
+# generic code (no vmlinux is built), so that modpost reports any other
+# undefined symbol as an error.
+i386_tree() {
+	local ver hash dir src line d dirs
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12) || return 1
+	hash=$(printf '%s\n%s\n' "$I386_RECIPE" "$I386_CONFIG" |
+		sha256sum | cut -c1-12)
+	dir=$(cache_root)/i386-${ver//[^A-Za-z0-9.-]/_}-$hash
+	src=$dir/linux-source-6.12
+	if [ ! -f "$dir/.ready" ]; then
+		mkdir -p "$dir" || return 1
+		(
+			flock 9
+			[ -f "$dir/.ready" ] && exit 0
+			log "preparing a 32-bit x86 tree in $dir (once)"
+			if [ ! -f "$dir/.unpacked" ]; then
+				rm -rf "$src"
+				tar -C "$dir" -xJf /usr/src/linux-source-6.12.tar.xz \
+					--exclude='linux-source-6.12/Documentation/*/*' \
+					--exclude='linux-source-6.12/drivers/*.[ch]' \
+					--exclude='linux-source-6.12/sound/*.[ch]' ||
+					exit 1
+				touch "$dir/.unpacked"
+			fi
+			printf '%s\n' "$I386_CONFIG" >"$dir/frag.config"
+			make -C "$src" -s ARCH=i386 tinyconfig >&2 &&
+			(cd "$src" && ARCH=i386 ./scripts/kconfig/merge_config.sh \
+				-m .config "$dir/frag.config") >/dev/null &&
+			make -C "$src" -s ARCH=i386 olddefconfig >&2 || exit 1
+			grep -qx 'CONFIG_X86_32=y' "$src/.config" || exit 1
+			while IFS= read -r line; do
+				case $line in
+				CONFIG_*) grep -qxF "$line" "$src/.config" || {
+					log "i386 config lost $line"; exit 1; } ;;
+				esac
+			done <"$dir/frag.config"
+			nice make -C "$src" ARCH=i386 -j"$(nproc)" \
+				modules_prepare >"$dir/prepare.log" 2>&1 || {
+				tail -n 20 "$dir/prepare.log" >&2; exit 1; }
+			# EXPORT_SYMBOL*(sym) of all but the other architectures.
+			dirs=("$src/arch/x86")
+			for d in "$src"/*/; do
+				case ${d%/} in
+				*/arch | */Documentation | */tools) ;;
+				*) dirs+=("${d%/}") ;;
+				esac
+			done
+			# kernel/params.c exports param_{get,set,ops}_TYPE
+			# through STANDARD_PARAM_DEF(TYPE, ...).
+			{
+				grep -rhoE --include='*.[chS]' \
+					'EXPORT_SYMBOL(_GPL)?\([A-Za-z_][A-Za-z0-9_]*\)' \
+					"${dirs[@]}" |
+					sed -E 's/^EXPORT_SYMBOL(_GPL)?\((.*)\)$/\2 EXPORT_SYMBOL\1/'
+				sed -nE 's/^STANDARD_PARAM_DEF\(([a-z]+),.*/\1/p' \
+					"$src/kernel/params.c" |
+					awk '{ for (i = 1; i <= 3; i++)
+						print "param_" substr("getsetops", 3 * i - 2, 3) "_" $1,
+						      "EXPORT_SYMBOL" }'
+			} | sort | awk '!seen[$1]++ {
+				printf "0x00000000\t%s\tvmlinux\t%s\t\n", $1, $2 }' \
+				>"$src/Module.symvers" || exit 1
+			grep -qF "$(printf '\tkfree\t')" "$src/Module.symvers" ||
+				{ log "no exports found in $src"; exit 1; }
+			touch "$dir/.ready"
+		) 9>"$dir.lock" || return 1
+	fi
+	echo "$src"
+}
+
 found=0
 for kdir in /usr/src/linux-headers-6.1.*-cloud-amd64 \
 	    /usr/src/linux-headers-6.12.*-cloud-amd64; do
@@ -49,4 +149,9 @@ for kdir in /usr/src/linux-headers-6.1.*-cloud-amd64 \
 done
 [ "$found" -ge 2 ] || fail "compile: Debian 6.1 and 6.12 cloud headers not both found"
 compile test-kernel "$("$TOP/scripts/build-kernel.sh")"
+if kdir=$(i386_tree); then
+	compile i386 "$kdir" i386
+else
+	fail "compile i386: cannot prepare a 32-bit x86 tree from linux-source-6.12"
+fi
 summary

@@ -3,6 +3,8 @@
  * Host unit tests of maglev_table.c, built with -Werror and ASan + UBSan.
  * Prints "ok"/"not ok" per test and ends with "N passed, N failed".
  */
+#include <arpa/inet.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,7 +468,7 @@ static void test_errors_leave_table(void)
 	check(maglev_build(s.t, 257, s.b, 3, s.work, NULL, &why) == -EEXIST,
 	      "duplicate");
 	name_ip(&s.b[1], 1);
-	s.b[2].weight = 65536;
+	s.b[2].weight = (u32)INT_MAX + 1;
 	check(maglev_build(s.t, 257, s.b, 3, s.work, NULL, &why) == -EINVAL,
 	      "weight");
 	s.b[2].weight = 1;
@@ -665,6 +667,308 @@ static void test_fill_matches_reference(void)
 	}
 }
 
+/* maglev_format_name() of @addr as glibc formats it for "ipvsadm -Ln". */
+static void name_vs_glibc(const u8 *addr, u32 alen, u16 port, char *want,
+			  size_t wlen)
+{
+	char txt[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(alen == 4 ? AF_INET : AF_INET6, addr, txt, sizeof(txt))) {
+		perror("inet_ntop");
+		exit(2);
+	}
+	snprintf(want, wlen, alen == 4 ? "%s:%u" : "[%s]:%u", txt, port);
+}
+
+static bool name_matches(const u8 *addr, u32 alen, u16 port)
+{
+	char got[MAGLEV_NAME_MAX + 1], want[MAGLEV_NAME_MAX + 1];
+	int n = maglev_format_name(got, sizeof(got), addr, alen, port);
+
+	name_vs_glibc(addr, alen, port, want, sizeof(want));
+	if (n == (int)strlen(want) && !strcmp(got, want) &&
+	    n <= MAGLEV_ADDR_NAME_MAX)
+		return true;
+	check(false, "got '%s' (%d) want '%s'", n < 0 ? "" : got, n, want);
+	return false;
+}
+
+/* Edge cases, each against inet_ntop and against the expected text. */
+static void test_format_name_edges(void)
+{
+	static const struct {
+		const char *in;
+		u16 port;
+		const char *want;
+	} cases[] = {
+		{ "0.0.0.0", 0, "0.0.0.0:0" },
+		{ "255.255.255.255", 65535, "255.255.255.255:65535" },
+		{ "10.0.0.1", 80, "10.0.0.1:80" },
+		{ "::", 0, "[::]:0" },
+		{ "::1", 80, "[::1]:80" },
+		{ "1::", 80, "[1::]:80" },
+		{ "::1.2.3.4", 80, "[::1.2.3.4]:80" },
+		{ "::0.1.0.0", 80, "[::0.1.0.0]:80" },
+		{ "::0.0.0.2", 80, "[::2]:80" },
+		{ "::ffff:1.2.3.4", 80, "[::ffff:1.2.3.4]:80" },
+		{ "::ffff:0.0.0.0", 80, "[::ffff:0.0.0.0]:80" },
+		{ "::fffe:1.2.3.4", 80, "[::fffe:102:304]:80" },
+		{ "::ffff:0:1.2.3.4", 80, "[::ffff:0:102:304]:80" },
+		{ "0:0:0:0:0:1:0:0", 80, "[::1:0:0]:80" },
+		{ "2001:db8::5efe:10.0.0.1", 443, "[2001:db8::5efe:a00:1]:443" },
+		{ "fe80::200:5efe:c000:201", 1, "[fe80::200:5efe:c000:201]:1" },
+		{ "2001:db8:0:0:1:0:0:1", 80, "[2001:db8::1:0:0:1]:80" },
+		{ "2001:0:0:1:0:0:0:1", 80, "[2001:0:0:1::1]:80" },
+		{ "2001:db8:0:1:1:1:1:1", 80, "[2001:db8:0:1:1:1:1:1]:80" },
+		{ "1:0:1:0:1:0:1:0", 80, "[1:0:1:0:1:0:1:0]:80" },
+		{ "2001:DB8:AAAA:0BCD::", 80, "[2001:db8:aaaa:bcd::]:80" },
+		{ "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 65535,
+		  "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" },
+		{ "::ffff:ffff:ffff:ffff:ffff:ffff", 80,
+		  "[::ffff:ffff:ffff:ffff:ffff:ffff]:80" },
+	};
+	char got[MAGLEV_NAME_MAX + 1];
+	u8 a[16];
+	size_t i;
+	int n;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		u32 alen = strchr(cases[i].in, ':') ? 16 : 4;
+
+		if (inet_pton(alen == 4 ? AF_INET : AF_INET6, cases[i].in,
+			      a) != 1) {
+			check(false, "inet_pton %s", cases[i].in);
+			continue;
+		}
+		name_matches(a, alen, cases[i].port);
+		n = maglev_format_name(got, sizeof(got), a, alen,
+				       cases[i].port);
+		check(n > 0 && !strcmp(got, cases[i].want),
+		      "%s: got '%s' want '%s'", cases[i].in, got,
+		      cases[i].want);
+	}
+	/* Too small a buffer, a bad length. */
+	inet_pton(AF_INET6, "2001:db8::1", a);
+	check(maglev_format_name(got, 17, a, 16, 80) == 16, "exact fit");
+	check(maglev_format_name(got, 16, a, 16, 80) == -ENOSPC && !got[0],
+	      "one byte short");
+	check(maglev_format_name(got, 0, a, 16, 80) == -ENOSPC, "len 0");
+	check(maglev_format_name(got, sizeof(got), a, 5, 80) == -EINVAL &&
+	      !got[0], "address length 5");
+}
+
+/* Random addresses, most groups zero or all ones, against inet_ntop. */
+static void test_format_name_random(void)
+{
+	static const u16 special[] = { 0, 0, 0, 0, 0xffff, 1, 0x5efe, 0x200 };
+	u32 round, bad = 0;
+	u8 a[16];
+
+	for (round = 0; round < 400000 && bad < 10; round++) {
+		u32 j, alen = round % 8 ? 16 : 4;
+		u64 r = rnd();
+
+		for (j = 0; j < 8; j++) {
+			u16 g;
+
+			switch (r >> (4 * j) & 3) {
+			case 0:
+			case 1:
+				g = 0;
+				break;
+			case 2:
+				g = special[rnd() % ARRAY_SIZE(special)];
+				break;
+			default:
+				g = rnd() >> (rnd() % 16 + 48);
+				break;
+			}
+			a[2 * j] = g >> 8;
+			a[2 * j + 1] = (u8)g;
+		}
+		/* Often the prefixes of the two dotted forms. */
+		if (round % 5 == 1)
+			memset(a, 0, 10 + 2 * (r >> 40 & 1));
+		if (round % 10 == 3)
+			a[10] = a[11] = 0xff;
+		if (!name_matches(alen == 4 ? a + 12 : a, alen, (u16)(r >> 48)))
+			bad++;
+	}
+}
+
+/* The first size that fits N backends: M itself or a prime >= N. */
+static void test_fit_size(void)
+{
+	static const struct {
+		u32 size, n, want;
+	} cases[] = {
+		{ 251, 0, 251 }, { 251, 251, 251 }, { 251, 252, 257 },
+		{ 65537, 65535, 65537 }, { 251, 65535, 65537 },
+		{ 4093, 4094, 4099 }, { 5000011, 65535, 5000011 },
+		{ 251, 65536, 251 }, { 257, 257, 257 }, { 251, 1000, 1009 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		u32 m = maglev_fit_size(cases[i].size, cases[i].n);
+
+		check(m == cases[i].want, "fit(%u, %u) = %u want %u",
+		      cases[i].size, cases[i].n, m, cases[i].want);
+	}
+	/* Up to 65535 backends: a valid size, the smallest prime >= N. */
+	for (i = 0; i <= MAGLEV_MAX_BACKENDS; i += 97) {
+		u32 m = maglev_fit_size(251, (u32)i), k;
+		bool smallest = true;
+
+		for (k = (u32)i; m > 251 && k < m; k++)
+			if (maglev_is_prime(k))
+				smallest = false;
+		check(!maglev_check_size(m, NULL) && m >= i && smallest,
+		      "fit(251, %zu) = %u", i, m);
+	}
+}
+
+/* Weights up to INT_MAX: scaled, never refused, ratios kept. */
+static void test_big_weights(void)
+{
+	struct set s, t;
+	u32 i, heavy, light;
+	u16 *first;
+
+	/* 70000 : 1 at M = 65537: the light one keeps a slot or two. */
+	set_init(&s, 65537, 2);
+	name_ip(&s.b[0], 1);
+	name_ip(&s.b[1], 2);
+	s.b[0].weight = 70000;
+	s.b[1].weight = 1;
+	check(!build(&s), "70000:1 build");
+	heavy = s.b[0].slots;
+	light = s.b[1].slots;
+	check(light >= 1 && light <= 2 && heavy + light == 65537,
+	      "70000:1 gives %u:%u", heavy, light);
+
+	/* INT_MAX next to 1, and INT_MAX everywhere. */
+	s.b[0].weight = INT_MAX;
+	check(!build(&s), "INT_MAX:1 build");
+	check(s.b[1].slots >= 1 && s.b[1].slots <= 2,
+	      "INT_MAX:1 light %u", s.b[1].slots);
+	s.b[1].weight = INT_MAX;
+	check(!build(&s), "INT_MAX:INT_MAX build");
+	check(s.b[0].slots + s.b[1].slots == 65537 &&
+	      (s.b[0].slots > s.b[1].slots ? s.b[0].slots - s.b[1].slots :
+	       s.b[1].slots - s.b[0].slots) <= 1, "INT_MAX:INT_MAX %u:%u",
+	      s.b[0].slots, s.b[1].slots);
+	/* Nearly equal big weights: a round of nearly M, an even split. */
+	s.b[0].weight = 65536;
+	s.b[1].weight = 65535;
+	check(!build(&s), "65536:65535 build");
+	check(s.b[1].slots >= 32766 && s.b[1].slots <= 32768,
+	      "65536:65535 gives %u:%u", s.b[0].slots, s.b[1].slots);
+	s.b[0].weight = 1000001;
+	s.b[1].weight = 999999;
+	check(!build(&s), "1000001:999999 build");
+	check(s.b[1].slots >= 32766 && s.b[1].slots <= 32768,
+	      "1000001:999999 gives %u:%u", s.b[0].slots, s.b[1].slots);
+	s.b[1].weight = (u32)INT_MAX + 1;
+	check(build(&s) == -EINVAL, "INT_MAX + 1 accepted");
+	s.b[1].weight = 1;
+	s.b[1].drain_weight = (u32)INT_MAX + 1;
+	check(build(&s) == -EINVAL, "drain weight INT_MAX + 1 accepted");
+	set_free(&s);
+
+	/* Weights times a large factor give the same table (gcd). */
+	set_init(&s, 10007, 6);
+	set_init(&t, 10007, 6);
+	for (i = 0; i < 6; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = 1 + i * 7;
+		t.b[i] = s.b[i];
+		t.b[i].weight = s.b[i].weight * 50000;
+	}
+	check(!build(&s) && !build(&t), "scaled build");
+	check(!memcmp(s.t->slot, t.t->slot, 10007 * sizeof(u16)) &&
+	      s.t->digest == t.t->digest, "x50000 changed the table");
+	/* Shares follow big weights within one point at M = 10007. */
+	for (i = 0; i < 6; i++) {
+		t.b[i].weight = 100000 + i * 1000000;
+	}
+	check(!build(&t), "big share build");
+	for (i = 0; i < 6; i++) {
+		double share = 100.0 * t.b[i].slots / t.size;
+		double want = 100.0 * t.b[i].weight / 15600000.0;
+
+		check(share - want < 1.0 && want - share < 1.0,
+		      "%.*s share %.2f%% want %.2f%%", (int)t.b[i].name_len,
+		      t.b[i].name, share, want);
+	}
+	set_free(&s);
+	set_free(&t);
+
+	/* 65535 backends of weight ~2^31: a 47-bit sum, a 45-bit divisor. */
+	set_init(&s, 65537, 65535);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = INT_MAX - (i & 1);
+	}
+	check(!build(&s), "65535 x INT_MAX build");
+	first = xmalloc(65537 * sizeof(u16));
+	memcpy(first, s.t->slot, 65537 * sizeof(u16));
+	for (i = 0; i < s.n; i++) {
+		check(s.b[i].turns == 1 && s.b[i].slots >= 1 &&
+		      s.b[i].slots <= 2, "backend %u turns %u slots %u", i,
+		      s.b[i].turns, s.b[i].slots);
+		s.b[i].weight = 1;
+	}
+	check(!build(&s) && !memcmp(first, s.t->slot, 65537 * sizeof(u16)),
+	      "65535 x INT_MAX differs from 65535 x 1");
+	free(first);
+	set_free(&s);
+}
+
+/* Removing the last backend changes every slot's owner to none. */
+static void test_churn_to_empty(void)
+{
+	struct set a, e, z;
+	void *work;
+	u32 i;
+
+	set_init(&a, 4093, 5);
+	set_init(&e, 4093, 0);
+	set_init(&z, 4093, 5);
+	for (i = 0; i < 5; i++) {
+		name_ip(&a.b[i], i);
+		a.b[i].weight = 1 + i;
+		z.b[i] = a.b[i];
+		z.b[i].weight = 0;
+	}
+	check(!build(&a) && !build(&e) && !build(&z), "build");
+	work = xmalloc(maglev_work_bytes(4093, 8));
+	check(maglev_churn(a.t, a.b, 5, e.t, e.b, 0, work) == 4093,
+	      "to no backends");
+	check(maglev_churn(a.t, a.b, 5, z.t, z.b, 5, work) == 4093,
+	      "to all weights 0");
+	check(maglev_churn(e.t, e.b, 0, a.t, a.b, 5, work) == 4093,
+	      "from empty");
+	check(maglev_churn(e.t, e.b, 0, z.t, z.b, 5, work) == 0,
+	      "empty to empty");
+	check(maglev_churn(NULL, NULL, 0, e.t, e.b, 0, work) == 0,
+	      "first build, empty");
+	free(work);
+	set_free(&e);
+	/* A size change to an empty table: every slot of the new size. */
+	set_init(&e, 251, 0);
+	check(!build(&e), "build 251");
+	work = xmalloc(maglev_work_bytes(4093, 8));
+	check(maglev_churn(a.t, a.b, 5, e.t, e.b, 0, work) == 251,
+	      "4093 -> empty 251");
+	check(maglev_churn(z.t, z.b, 5, e.t, e.b, 0, work) == 0,
+	      "empty 4093 -> empty 251");
+	free(work);
+	set_free(&a);
+	set_free(&e);
+	set_free(&z);
+}
+
 int main(void)
 {
 	run("seed 000 worked example", test_seed000_example);
@@ -690,6 +994,12 @@ int main(void)
 	run("digest", test_digest);
 	run("fill matches reference on random cases",
 	    test_fill_matches_reference);
+	run("name formatter: edge cases", test_format_name_edges);
+	run("name formatter: random addresses vs inet_ntop",
+	    test_format_name_random);
+	run("table size fit", test_fit_size);
+	run("weights up to INT_MAX", test_big_weights);
+	run("churn to an empty table is M", test_churn_to_empty);
 	printf("%u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -33,13 +33,16 @@ static const char sim_help[] =
 "change of the backend set, and prints answers on standard output.\n"
 "\n"
 "Backend set (each change rebuilds the table):\n"
-"  ADD_NODE <name> [weight]  add a backend; weight 0..65535, default 1\n"
+"  ADD_NODE <name> [weight]  add a backend; weight 0..2147483647 (as IPVS),\n"
+"                            default 1.  Weights are scaled into the table\n"
+"                            as the kernel does (include/maglev_table.h)\n"
 "  REMOVE_NODE <name>        remove a backend\n"
-"  WEIGHT <name> <weight>    change a weight.  Going from a positive weight\n"
-"                            to 0 drains the backend as the kernel does: its\n"
-"                            last positive weight becomes its drain weight,\n"
-"                            only its own slots move, and restoring that\n"
-"                            weight gives back the previous table exactly.\n"
+"  WEIGHT <name> <weight>    change a weight (0..2147483647).  Going from a\n"
+"                            positive weight to 0 drains the backend as the\n"
+"                            kernel does: its last positive weight becomes\n"
+"                            its drain weight, only its own slots move, and\n"
+"                            restoring that weight gives back the previous\n"
+"                            table exactly.\n"
 "                            A backend added with weight 0 does not drain;\n"
 "                            a positive weight ends draining.\n"
 "  REBUILD                   rebuild with the current set (applies SIZE)\n"
@@ -47,14 +50,20 @@ static const char sim_help[] =
 "Parameters (like the module parameters table_size and hash_seed):\n"
 "  SIZE <M>                  table size, a prime in 251..5000011 (default\n"
 "                            65537).  Like table_size, it takes effect at the\n"
-"                            next rebuild, not at once.\n"
+"                            next rebuild, not at once.  A table gets at\n"
+"                            least one slot per backend: with more backends\n"
+"                            than M it uses the smallest prime >= their\n"
+"                            number (STATS shows size= in use, next_size=\n"
+"                            as set)\n"
 "  SEED <u64>                hash seed of LOOKUP and LOOKUP_ADDR (default 0;\n"
 "                            decimal, 0x hex or 0 octal, as the kernel reads\n"
 "                            hash_seed).  Takes effect at once.\n"
 "\n"
 "Questions (about the table currently serving):\n"
-"  CHURN                     slots whose owner changed in the last rebuild\n"
-"                            (all owned slots if it changed the size)\n"
+"  CHURN                     slots whose owner changed in the last rebuild;\n"
+"                            a slot that lost its owner counts, so emptying\n"
+"                            the table counts M (all slots if it changed\n"
+"                            the size)\n"
 "  OWNER <slot>              owner of a slot, 0..M-1\n"
 "  LOOKUP <key>              owner of a text key: maglev_hash over its bytes\n"
 "  LOOKUP_ADDR <addr>        owner of an address, hashed as the scheduler\n"
@@ -89,7 +98,10 @@ static const char sim_help[] =
 "\n"
 "OWNER, LOOKUP and LOOKUP_ADDR print \"-\" when the table is empty (no\n"
 "backend with a positive or draining weight).  Names are 1..64 bytes\n"
-"without whitespace; backends are ordered by the bytes of their names.\n"
+"without whitespace; backends are ordered by the bytes of their names.  A\n"
+"name that is an address with a port (10.0.0.1:80, [2001:DB8:0::1]:80) is\n"
+"written the way the kernel names destinations, as ipvsadm -Ln prints\n"
+"them ([2001:db8::1]:80), so any spelling of one address is one backend.\n"
 "Commands are case-insensitive; blank lines and lines starting with '#'\n"
 "are ignored.\n"
 "\n"
@@ -222,15 +234,31 @@ static int parse_u64(struct sim *s, const char *str, u64 *out)
 	return 0;
 }
 
-/* Length of a backend name, or 0 if it is too long. */
-static u32 parse_name(struct sim *s, const char *str)
+static int parse_addr(struct sim *s, const char *str, u8 *key);
+
+/*
+ * Copy a backend name into @name (MAGLEV_NAME_MAX + 1 bytes): an address
+ * with a port as the kernel names it (maglev_format_name()), anything else
+ * as it is.  Return its length, or 0 if it is too long.
+ */
+static u32 parse_name(struct sim *s, const char *str, char *name)
 {
 	size_t len = strlen(str);
+	u8 key[18];
+	int klen;
 
+	/* not an address is no error: s->why only counts on failure */
+	klen = parse_addr(s, str, key);
+	if (klen == 6 || klen == 18)
+		return (u32)maglev_format_name(name, MAGLEV_NAME_MAX + 1, key,
+					       (u32)klen - 2,
+					       (u16)(key[klen - 2] << 8 |
+						     key[klen - 1]));
 	if (len > MAGLEV_NAME_MAX) {
 		sim_fail(s, "name longer than %d bytes", MAGLEV_NAME_MAX);
 		return 0;
 	}
+	memcpy(name, str, len + 1);
 	return (u32)len;
 }
 
@@ -241,7 +269,7 @@ static u32 parse_name(struct sim *s, const char *str)
 static int sim_rebuild(struct sim *s, const struct maglev_backend *node,
 		       u32 n)
 {
-	u32 size = s->next_size;
+	u32 size = maglev_fit_size(s->next_size, n);
 	struct maglev_stats st = { 0 };
 	struct maglev_table *t;
 	struct maglev_backend *b;
@@ -322,19 +350,20 @@ static struct maglev_backend *sim_copy_set(struct sim *s, u32 extra)
 
 static int cmd_add_node(struct sim *s, int argc, char **argv)
 {
+	char name[MAGLEV_NAME_MAX + 1];
 	struct maglev_backend *node;
 	u32 len, weight = 1, at;
 	long idx;
 
-	len = parse_name(s, argv[1]);
+	len = parse_name(s, argv[1], name);
 	if (!len)
 		return -1;
 	if (argc > 2 && parse_u32(s, argv[2], MAGLEV_WEIGHT_MAX, "weight",
 				  &weight))
 		return -1;
-	idx = sim_find(s, argv[1], len);
+	idx = sim_find(s, name, len);
 	if (idx >= 0)
-		return sim_fail(s, "backend '%s' already exists", argv[1]);
+		return sim_fail(s, "backend '%s' already exists", name);
 	if (s->nr_node >= MAGLEV_MAX_BACKENDS)
 		return sim_fail(s, "more than %d backends",
 				MAGLEV_MAX_BACKENDS);
@@ -345,7 +374,7 @@ static int cmd_add_node(struct sim *s, int argc, char **argv)
 	at = (u32)(-idx - 1);
 	memmove(&node[at + 1], &node[at], (s->nr_node - at) * sizeof(*node));
 	memset(&node[at], 0, sizeof(*node));
-	memcpy(node[at].name, argv[1], len);
+	memcpy(node[at].name, name, len);
 	node[at].name_len = len;
 	node[at].weight = weight;
 	return sim_commit(s, node, s->nr_node + 1);
@@ -353,17 +382,18 @@ static int cmd_add_node(struct sim *s, int argc, char **argv)
 
 static int cmd_remove_node(struct sim *s, int argc, char **argv)
 {
+	char name[MAGLEV_NAME_MAX + 1];
 	struct maglev_backend *node;
 	u32 len, at;
 	long idx;
 
 	(void)argc;
-	len = parse_name(s, argv[1]);
+	len = parse_name(s, argv[1], name);
 	if (!len)
 		return -1;
-	idx = sim_find(s, argv[1], len);
+	idx = sim_find(s, name, len);
 	if (idx < 0)
-		return sim_fail(s, "no backend '%s'", argv[1]);
+		return sim_fail(s, "no backend '%s'", name);
 
 	node = sim_copy_set(s, 0);
 	if (!node)
@@ -376,19 +406,20 @@ static int cmd_remove_node(struct sim *s, int argc, char **argv)
 
 static int cmd_weight(struct sim *s, int argc, char **argv)
 {
+	char name[MAGLEV_NAME_MAX + 1];
 	struct maglev_backend *node, *b;
 	u32 len, weight;
 	long idx;
 
 	(void)argc;
-	len = parse_name(s, argv[1]);
+	len = parse_name(s, argv[1], name);
 	if (!len)
 		return -1;
 	if (parse_u32(s, argv[2], MAGLEV_WEIGHT_MAX, "weight", &weight))
 		return -1;
-	idx = sim_find(s, argv[1], len);
+	idx = sim_find(s, name, len);
 	if (idx < 0)
-		return sim_fail(s, "no backend '%s'", argv[1]);
+		return sim_fail(s, "no backend '%s'", name);
 
 	node = sim_copy_set(s, 0);
 	if (!node)

@@ -3,8 +3,8 @@
 """Independent model of maglev-sim, written from the specification.
 
 It follows the normative text of include/maglev_table.h (h32, offset, skip,
-turns, fill, draining, digest, slot of a hash) and the documented
-maglev_hash() of maglev_table.c, and speaks the subset of maglev-sim's
+turns with big weights scaled, the size fit, fill, draining, digest, churn,
+key hash, slot of a hash, backend names of addresses), and speaks the subset of maglev-sim's
 protocol used by the golden files: it reads commands on stdin and prints
 what maglev-sim must print on stdout.  It shares no code with the C side,
 so golden outputs made with it check the C code against the spec.
@@ -58,10 +58,78 @@ def turns_of(weights, m):
     if total <= m:
         return t
     p = len(pos)
-    if m <= p:
-        return [1 if x else 0 for x in t]
-    s = -(-total // (m - p))
-    return [max(x // s, 1) if x else 0 for x in t]
+    # scaled by (M - P) / T, at least one turn each
+    return [max(x * max(m - p, 0) // total, 1) if x else 0 for x in t]
+
+
+def is_prime(n):
+    if n < 2:
+        return False
+    d = 2
+    while d * d <= n:
+        if n % d == 0:
+            return False
+        d += 1
+    return True
+
+
+def fit_size(m, n):
+    """A table size below the number of backends: the next prime >= N."""
+    if n <= m or n > 65535:
+        return m
+    while not is_prime(n):
+        n += 1
+    return n
+
+
+def v6_text(packed):
+    """IPv6 text as glibc's inet_ntop writes it (RFC 5952 plus its
+    dotted forms), written from the rule, not from glibc's code."""
+    groups = [int.from_bytes(packed[i:i + 2], "big") for i in range(0, 16, 2)]
+    # all maximal zero runs as (length, -start); the longest, then the first
+    runs = []
+    i = 0
+    while i < 8:
+        if groups[i] == 0:
+            j = i
+            while j < 8 and groups[j] == 0:
+                j += 1
+            runs.append((j - i, -i))
+            i = j
+        else:
+            i += 1
+    best = max(runs) if runs else (0, 0)
+    length, start = best[0], -best[1]
+    dotted = ".".join(str(b) for b in packed[12:])
+    if start == 0 and (length == 6 or (length == 5 and groups[5] == 0xFFFF)):
+        return "::" + ("ffff:" if length == 5 else "") + dotted
+    hexes = ["%x" % g for g in groups]
+    if length < 2:
+        return ":".join(hexes)
+    return ":".join(hexes[:start]) + "::" + ":".join(hexes[start + length:])
+
+
+def canonical_name(text):
+    """An address with a port becomes the kernel's backend name."""
+    try:
+        if text.startswith("["):
+            end = text.index("]")
+            if text[end + 1:end + 2] != ":":
+                return text
+            addr = ipaddress.IPv6Address(text[1:end]).packed
+            port = text[end + 2:]
+        elif text.count(":") == 1:
+            a, _, port = text.partition(":")
+            addr = ipaddress.IPv4Address(a).packed
+        else:
+            return text
+        if not port.isdigit() or int(port) > 65535:
+            return text
+    except ValueError:
+        return text
+    if len(addr) == 4:
+        return "%s:%d" % (".".join(str(b) for b in addr), int(port))
+    return "[%s]:%d" % (v6_text(addr), int(port))
 
 
 def fill(m, names, turns):
@@ -142,10 +210,12 @@ def main():
     def rebuild():
         nonlocal size, names, slot, digest, churn
         old_size, old_names, old_slot = size, names, slot
-        size = next_size
+        size = fit_size(next_size, len(nodes))
         names, slot, digest = build(size, nodes)
         if old_size != size:
-            churn = sum(1 for o in slot if o != NONE)
+            # every slot of the new size, unless both tables are empty
+            empty = all(o == NONE for o in old_slot + slot)
+            churn = 0 if empty else size
             return
         churn = 0
         for s in range(size):
@@ -169,14 +239,17 @@ def main():
             else:
                 seed = int(v, 10)
         elif cmd == "ADD_NODE":
-            nodes[w[1].encode()] = [int(w[2]) if len(w) > 2 else 1, 0]
+            weight = int(w[2]) if len(w) > 2 else 1
+            assert 0 <= weight <= 2147483647
+            nodes[canonical_name(w[1]).encode()] = [weight, 0]
             rebuild()
         elif cmd == "REMOVE_NODE":
-            del nodes[w[1].encode()]
+            del nodes[canonical_name(w[1]).encode()]
             rebuild()
         elif cmd == "WEIGHT":
-            n = nodes[w[1].encode()]
+            n = nodes[canonical_name(w[1]).encode()]
             new = int(w[2])
+            assert 0 <= new <= 2147483647
             if new:
                 n[1] = 0
             elif n[0]:

@@ -108,7 +108,8 @@ bad=(
 	'ADD_NODE'
 	'ADD_NODE x 1 2'
 	'ADD_NODE a'
-	'ADD_NODE x 65536'
+	'ADD_NODE x 2147483648'
+	'ADD_NODE x 4294967296'
 	'ADD_NODE x -1'
 	'ADD_NODE x 1x'
 	'ADD_NODE x +1'
@@ -119,6 +120,8 @@ bad=(
 	'WEIGHT a'
 	'WEIGHT a abc'
 	'WEIGHT a 99999999999999999999'
+	'WEIGHT a 2147483648'
+	'WEIGHT a -1'
 	'SIZE 7'
 	'SIZE 65536'
 	'SIZE 5000021'
@@ -172,31 +175,83 @@ printf 'ADD_NODE a\nFOO\nDIGEST\n' | sim
 expect "processing continues after an error" \
 	test "$rc" -eq 1 -a "$(wc -l <"$TMP/out")" -eq 1
 
-# More backends than slots: maglev_build refuses, the old table serves.
+# More backends than slots: the table grows to the smallest prime >= N
+# (257 for 252, 307 for 300), SIZE stays as set and applies again once the
+# backends fit.
 {
 	echo "SIZE 251"
 	nodes n 251
-	echo DIGEST
-	echo "ADD_NODE n252"
-	echo DIGEST
 	echo STATS
+	echo "ADD_NODE n252"
+	echo STATS
+	echo CHURN
+	echo COUNTS
 } | sim
-expect "N > M is refused and the previous table keeps serving" \
-	test "$rc" -eq 1 -a "$(grep -c . "$TMP/err")" -eq 1 \
-	-a "$(sed -n 1p "$TMP/out")" = "$(sed -n 2p "$TMP/out")" \
-	-a "$(grep -o 'backends=[0-9]*' "$TMP/out")" = backends=251
+expect "N > M: the table takes the next prime >= N, SIZE stays" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(sed -n 1p "$TMP/out" | cut -d' ' -f1-2)" = "size=251 next_size=251" -a \
+	"$(sed -n 2p "$TMP/out" | cut -d' ' -f1-2)" = "size=257 next_size=251" -a \
+	"$(sed -n 3p "$TMP/out")" = 257
+# shellcheck disable=SC2016 # awk's own variables
+expect "N > M: every backend gets a slot" \
+	awk 'NR > 3 { s += $2; if ($2 < 1) bad = 1; n++ }
+	     END { exit bad || s != 257 || n != 252 }' "$TMP/out"
 {
 	nodes n 300
-	echo DIGEST
 	echo "SIZE 251"
 	echo REBUILD
-	echo DIGEST
 	echo STATS
+	echo "REMOVE_NODE n300"
+	echo STATS
+	for i in $(seq 1 48); do echo "REMOVE_NODE n$i"; done
+	echo STATS
+	echo CHURN
 } | sim
-expect "a rebuild failing after SIZE keeps the old table" \
-	test "$rc" -eq 1 -a "$(sed -n 1p "$TMP/out")" = \
-	"$(sed -n 2p "$TMP/out")" -a \
-	"$(grep -o '^size=[0-9]*' "$TMP/out")" = size=65537
+expect "SIZE below N: 300 -> 307, 299 -> 307, 251 -> 251 with CHURN M" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(grep -o '^size=[0-9]* next_size=[0-9]*' "$TMP/out" | tr '\n' ' ')" = \
+	"size=307 next_size=251 size=307 next_size=251 size=251 next_size=251 " \
+	-a "$(tail -n 1 "$TMP/out")" = 251
+
+# --- weights up to INT_MAX ------------------------------------------------
+
+{
+	echo "ADD_NODE heavy 70000"
+	echo "ADD_NODE light 1"
+	echo COUNTS
+	echo "WEIGHT heavy 2147483647"
+	echo COUNTS
+	echo "WEIGHT light 2147483647"
+	echo COUNTS
+} | sim
+mapfile -t o <"$TMP/out"
+expect "70000:1 and INT_MAX:1 keep the light one at 1..2 of 65537 slots" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"${o[1]#light }" -ge 1 -a "${o[1]#light }" -le 2 -a \
+	"${o[3]#light }" -ge 1 -a "${o[3]#light }" -le 2 -a \
+	$((${o[0]#heavy } + ${o[1]#light })) -eq 65537
+expect "INT_MAX:INT_MAX splits evenly (${o[4]}, ${o[5]})" \
+	test $((${o[4]#heavy } - ${o[5]#light })) -ge -1 -a \
+	$((${o[4]#heavy } - ${o[5]#light })) -le 1
+
+# --- churn to an empty table ----------------------------------------------
+
+{
+	nodes n 3
+	echo "REMOVE_NODE n1"
+	echo "REMOVE_NODE n2"
+	echo "REMOVE_NODE n3"
+	echo CHURN
+	echo "ADD_NODE z 0"
+	echo CHURN
+	echo "ADD_NODE a 1"
+	echo CHURN
+	echo "WEIGHT a 0"
+	echo CHURN
+	echo "OWNER 7"
+} | sim
+expect "CHURN to an empty table is M, empty to empty 0, drain to empty M" \
+	test "$(tr '\n' ' ' <"$TMP/out")" = "65537 0 65537 65537 - "
 
 # --- SIZE applies at the next rebuild -------------------------------------
 
@@ -392,6 +447,68 @@ expect "LOOKUP_ADDR 2001:db8:0:0::1 is 2001:db8::1" \
 } | sim
 expect "LOOKUP_ADDR hashes bytes, not the text" \
 	sh -c "paste -d' ' - - <'$TMP/out' | awk '\$1 != \$2' | grep -q ."
+
+# --- random scripts: maglev-sim against the independent model -------------
+
+# Weights from 0 to INT_MAX (many above 65535), sizes below and above the
+# number of backends, drains, removals down to an empty table: maglev-sim
+# and model.py must print the same DIGEST, CHURN and COUNTS throughout.
+# awk's srand(seed) makes every run the same.
+if command -v python3 >/dev/null; then
+	for seed in 1 2 3 4 5 6 7 8; do
+		awk -v seed="$seed" 'BEGIN {
+			srand(seed)
+			split("251 257 263 1009 2003", sizes)
+			print "SIZE " sizes[1 + int(rand() * 5)]
+			n = 0
+			for (step = 0; step < 40; step++) {
+				r = rand()
+				if (r < 0.45 || n == 0) {
+					k = rand()
+					if (k < 0.1) w = 0
+					else if (k < 0.4) w = 1 + int(rand() * 10)
+					else if (k < 0.7) w = 60000 + int(rand() * 10000)
+					else w = int(rand() * 2147483647) + 1
+					name = "b" int(rand() * 400)
+					if (rand() < 0.2)
+						name = "[2001:DB8:0::" ++v6 "]:80"
+					if (!(name in have)) {
+						have[name] = 1; names[n++] = name
+						print "ADD_NODE " name " " w
+					}
+				} else if (r < 0.7) {
+					i = int(rand() * n)
+					print "WEIGHT " names[i] " " \
+						(rand() < 0.4 ? 0 : int(rand() * 2147483647))
+				} else if (r < 0.85) {
+					i = int(rand() * n)
+					print "REMOVE_NODE " names[i]
+					delete have[names[i]]
+					names[i] = names[--n]
+				} else {
+					print "SIZE " sizes[1 + int(rand() * 5)]
+					print "REBUILD"
+				}
+				print "DIGEST"
+				print "CHURN"
+			}
+			for (i = 0; i < n; i++)
+				print "REMOVE_NODE " names[i]
+			print "CHURN"
+			print "COUNTS"
+		}' >"$TMP/rand.in"
+		sim <"$TMP/rand.in"
+		python3 "$HERE/model.py" <"$TMP/rand.in" >"$TMP/rand.model" 2>&1
+		if [ "$rc" -eq 0 ] && [ ! -s "$TMP/err" ] &&
+		   cmp -s "$TMP/out" "$TMP/rand.model"; then
+			pass "random script $seed: maglev-sim equals model.py"
+		else
+			fail "random script $seed: maglev-sim differs from model.py"
+			diff "$TMP/rand.model" "$TMP/out" | head -5
+			head -3 "$TMP/err"
+		fi
+	done
+fi
 
 # --- golden transcripts from the independent model -------------------------
 

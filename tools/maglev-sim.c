@@ -786,33 +786,35 @@ static int cmd_position(struct sim *s, int argc, char **argv)
 
 static int cmd_ring_add_node(struct sim *s, int argc, char **argv)
 {
+	char name[MAGLEV_NAME_MAX + 1];
 	u32 len, weight = 1;
 	int ret;
 
-	len = parse_name(s, argv[1]);
+	len = parse_name(s, argv[1], name);
 	if (!len)
 		return -1;
 	if (argc > 2 && parse_u32(s, argv[2], MAGLEV_WEIGHT_MAX, "weight",
 				  &weight))
 		return -1;
-	ret = ring_set_add(s->ring, argv[1], len, weight);
+	ret = ring_set_add(s->ring, name, len, weight);
 	if (ret == -EEXIST)
-		return sim_fail(s, "backend '%s' already exists", argv[1]);
+		return sim_fail(s, "backend '%s' already exists", name);
 	if (ret)
-		return sim_fail(s, "cannot add '%s' (error %d)", argv[1], ret);
+		return sim_fail(s, "cannot add '%s' (error %d)", name, ret);
 	return 0;
 }
 
 static int cmd_ring_remove_node(struct sim *s, int argc, char **argv)
 {
+	char name[MAGLEV_NAME_MAX + 1];
 	u32 len;
 
 	(void)argc;
-	len = parse_name(s, argv[1]);
+	len = parse_name(s, argv[1], name);
 	if (!len)
 		return -1;
-	if (ring_set_remove(s->ring, argv[1], len))
-		return sim_fail(s, "no backend '%s'", argv[1]);
+	if (ring_set_remove(s->ring, name, len))
+		return sim_fail(s, "no backend '%s'", name);
 	return 0;
 }
 

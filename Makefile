@@ -32,7 +32,7 @@ clean:
 		kunit/modules.order kunit/Module.symvers
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -42,6 +42,9 @@ $(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h in
 
 $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c
+
+$(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
 
 $(BUILD)/bench-host: tools/bench-host.c tests/maglev_ref.c maglev_table.c include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -march=native \

@@ -302,6 +302,157 @@ echo
 churn "$W/six.map" "$W/five-again.map" remove 10.0.1.3:80 "$gone"
 verify "$W/five-again.map" || status=1
 
+# ---- act 4: several load balancers behind a router, one dies ----
+#
+#   user 10.8.0.1 -- router ==ECMP==> lb1 lb2 lb3 (10.3.0.11-13)  -->  srv1..srv4
+#                    10.3.0.254        (all on bridge fbr, replies go straight
+#                                       from the servers to the router)
+
+FVIP=10.0.0.1
+FLEET=120
+
+# fport NS ADDR: NS joins the bridge fbr as eth0 with ADDR/24.
+fport() {
+	$IP netns add "$1" &&
+	$IP link add "f-$1" type veth peer name eth0 netns "$1" &&
+	$IP link set "f-$1" master fbr up &&
+	$IP -n "$1" link set lo up &&
+	$IP -n "$1" addr add "$2/24" dev eth0 &&
+	$IP -n "$1" link set eth0 up
+}
+
+setup_fleet() {
+	$IP link add fbr type bridge && $IP link set fbr up &&
+	fport router 10.3.0.254 &&
+	$IP netns add user &&
+	$IP -n router link add up0 type veth peer name eth0 netns user &&
+	$IP -n router addr add 10.8.0.254/24 dev up0 &&
+	$IP -n router link set up0 up &&
+	$IP -n user link set lo up &&
+	$IP -n user addr add 10.8.0.1/24 dev eth0 &&
+	$IP -n user link set eth0 up &&
+	$IP -n user route add default via 10.8.0.254 &&
+	$IP netns exec router sysctl -qw net.ipv4.ip_forward=1 \
+		net.ipv4.fib_multipath_hash_policy=1 || return 1
+	for i in 1 2 3 4 11 12 13; do
+		case $i in 1?) ns=lb${i#1} ;; *) ns=srv$i ;; esac
+		fport "$ns" "10.3.0.$i" &&
+		$IP -n "$ns" addr add $FVIP/32 dev lo &&
+		$IP -n "$ns" route add default via 10.3.0.254 &&
+		$IP netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
+			net.ipv4.conf.all.arp_announce=2 || return 1
+	done
+	for i in 1 2 3 4; do
+		$IP netns exec "srv$i" tcpfleet server "srv$i" 80 &
+	done
+}
+
+# fleet_route LB...: the router's route to the VIP, one nexthop per LB.
+fleet_route() {
+	nh=
+	for lb in "$@"; do nh="$nh nexthop via 10.3.0.1${lb#lb}"; done
+	# shellcheck disable=SC2086
+	run $IP -n router route replace $FVIP/32 $nh
+}
+
+# fleet_conns FILE: "LB CLIENT_PORT REAL_SERVER" per IPVS connection.
+fleet_conns() {
+	for lb in lb1 lb2 lb3; do
+		$IP netns exec $lb ipvsadm -Lcn | awk -v lb=$lb '$1 == "TCP" {
+			split($4, c, ":"); split($6, d, ":")
+			print lb, c[2], "srv" substr(d[1], 8) }'
+	done >"$1"
+}
+
+# fcmd LINE: a command to the client (tcpfleet), its answer in $ANS.
+fcmd() {
+	echo "$*" >&4
+	read -r ANS <&5
+}
+
+section "4. Three load balancers behind a router; one dies"
+echo "  A router spreads TCP connections over three LBs by ECMP (hash of the"
+echo "  5-tuple). Each LB runs IPVS with the same VIP $FVIP:80 and the same four"
+echo "  real servers, added in a different order on each, direct routing and"
+echo "  net.ipv4.vs.sloppy_tcp=1 (so an LB that never saw a connection's SYN"
+echo "  still schedules it). Each real server answers every line with its name."
+setup_fleet || die "could not set up the fleet's namespaces"
+for lb in lb1 lb2 lb3; do
+	case $lb in lb1) o="1 2 3 4" ;; lb2) o="4 3 2 1" ;; *) o="2 4 1 3" ;; esac
+	$IP netns exec $lb sysctl -qw net.ipv4.vs.sloppy_tcp=1
+	{
+		echo "-A -t $FVIP:80 -s maglev -b flag-2"
+		for i in $o; do echo "-a -t $FVIP:80 -r 10.3.0.$i:80 -g -w 1"; done
+	} >"$W/$lb.rules"
+	$IP netns exec $lb ipvsadm -R <"$W/$lb.rules" ||
+		die "ipvsadm -R on $lb failed"
+	echo "  $lb: real servers added in the order $o"
+done
+fleet_route lb1 lb2 lb3
+echo "# for lb in lb1 lb2 lb3; do ip netns exec \$lb cat /proc/net/ip_vs_maglev | grep service; done"
+for lb in lb1 lb2 lb3; do
+	t=0
+	while $IP netns exec $lb grep -q ' pending [1-9]' /proc/net/ip_vs_maglev &&
+		[ $t -lt 100 ]; do t=$((t + 1)); sleep 0.1; done
+	printf '%s: ' $lb
+	$IP netns exec $lb grep service /proc/net/ip_vs_maglev |
+		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^(digest|dests)$/)
+				f[$i] = $(i + 1)
+			print "digest", f["digest"], "dests", f["dests"] }'
+done
+mkfifo "$W/cmd" "$W/ans"
+$IP netns exec user tcpfleet client 10.8.0.1 $FVIP <"$W/cmd" >"$W/ans" &
+exec 4>"$W/cmd" 5<"$W/ans"
+fcmd open 80 $FLEET 2
+fcmd round 2 5
+echo "  $FLEET connections opened and answered: $ANS"
+fleet_conns "$W/fleet.before"
+for lb in lb1 lb2 lb3; do
+	printf '  %s holds %d connections\n' $lb \
+		"$(awk -v lb=$lb '$1 == lb' "$W/fleet.before" | wc -l)"
+done
+echo
+echo "  lb3 dies: its link goes down and the router drops its route (as BGP"
+echo "  or a health check would). Every connection sends another line."
+run $IP link set f-lb3 down
+fleet_route lb1 lb2
+fcmd round 3 8
+fcmd round 2 5
+fcmd list "$W/fleet.list"
+fleet_conns "$W/fleet.after"
+awk 'FILENAME == ARGV[1] { had[$1 " " $2] = 1; if (!($2 in lb)) lb[$2] = $1; next }
+FILENAME == ARGV[2] { if (!(($1 " " $2) in had)) now[$2] = $1; next }
+{
+	c = lb[$2] == "lb3" ? 2 : ($2 in now) ? 3 : 1
+	n[c]++
+	if ($5 == "live") ok[c]++
+	if ($5 == "live" && $3 == $4) same[c]++
+	rs[c " " $4]++
+}
+END {
+	name[1] = "stayed on lb1 or lb2"
+	name[2] = "were on lb3, moved"
+	name[3] = "moved between lb1, lb2"
+	printf "\n  %-24s %5s %9s %9s   %s\n", "connections", "count",
+		"continued", "same srv", "answered by, after"
+	for (c = 1; c <= 3; c++) {
+		l = ""
+		for (i = 1; i <= 4; i++)
+			l = l sprintf("srv%d %-4d", i, rs[c " srv" i])
+		printf "  %-24s %5d %9d %9d   %s\n", name[c], n[c], ok[c],
+			same[c], l
+		tot += n[c]; tok += ok[c]
+	}
+	printf "  %-24s %5d %9d\n", "all", tot, tok
+	exit tot != tok || tot == 0
+}' "$W/fleet.before" "$W/fleet.after" "$W/fleet.list" || status=1
+echo
+echo "  Every LB built the same table from the same servers, so whichever LB"
+echo "  a packet reaches sends it to the server that holds its connection."
+echo quit >&4
+exec 4>&- 5<&-
+for lb in lb1 lb2 lb3; do $IP netns exec $lb ipvsadm -C; done
+
 section "Summary"
 printf '  %-22s %6s  %6s   %s\n' change flows slots \
 	"moved between servers that stayed"
@@ -313,6 +464,7 @@ if [ $status -eq 0 ]; then
 	echo "  Every flow in every round went where maglev-sim, built from the same"
 	echo "  maglev_table.c, says it goes."
 fi
+
 echo
 run ipvsadm -D -u $SVC
 exit $status

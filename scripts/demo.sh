@@ -87,11 +87,12 @@ if ! make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
 	die "make tools failed (log: $w/tools.log)"
 fi
 cp "$w/tools/maglev-sim" "$w/root/maglev/"
+cp "$w/tools/tcpfleet" "$w/root/maglev/bin/"
 
 # ip_vs, veth and pktgen from the stock kernel with their dependencies, in
 # load order, decompressed for busybox insmod.
-step "gathering ip_vs, veth and pktgen of $ver from $STOCK_ROOT"
-stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs veth pktgen ||
+step "gathering ip_vs, veth, pktgen and bridge of $ver from $STOCK_ROOT"
+stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs veth pktgen bridge ||
 	die "cannot gather the stock kernel's modules"
 cp "$TOP/scripts/demo-guest.sh" "$w/root/maglev/tests/demo.sh"
 

@@ -19,12 +19,12 @@
  *	round SECS WAIT		send one line on every live connection, spread
  *				over SECS seconds, and wait up to WAIT more
  *				seconds for the answers
- *	list			one line per connection, "PORT LPORT FIRST LAST
- *				STATE ANSWERS", then a line "."
+ *	list FILE		write one line per connection to FILE,
+ *				"PORT LPORT FIRST LAST STATE ANSWERS"
  *	close			close every connection and forget them
  *	quit
  *
- * The answer to open, round and close is "ok live L reset R wrong W
+ * The answer to every command but quit is "ok live L reset R wrong W
  * timeout T failed F" over all connections so far.  A connection is live
  * while every answer came from the server that answered first; it becomes
  * "reset" when the peer resets or closes it, "wrong" when another server
@@ -396,7 +396,7 @@ static void print_totals(void)
 static int client(const char *src_s, const char *dst_s)
 {
 	union sockaddr_any src;
-	char line[256], cmd[16];
+	char line[256], cmd[16], file[201];
 	socklen_t slen;
 	unsigned int i;
 
@@ -424,16 +424,22 @@ static int client(const char *src_s, const char *dst_s)
 			   sscanf(line, "%*s %lf %lf", &x, &y) == 2) {
 			round_all(x, y);
 			print_totals();
-		} else if (!strcmp(cmd, "list")) {
-			for (i = 0; i < nconns; i++) {
+		} else if (!strcmp(cmd, "list") &&
+			   sscanf(line, "%*s %200s", file) == 1) {
+			FILE *f = fopen(file, "w");
+
+			for (i = 0; f && i < nconns; i++) {
 				struct conn *c = &conns[i];
 
-				printf("%u %u %s %s %s %u\n", c->port, c->lport,
-				       c->first[0] ? c->first : "-",
-				       c->last[0] ? c->last : "-",
-				       state_names[c->state], c->answers);
+				fprintf(f, "%u %u %s %s %s %u\n", c->port,
+					c->lport, c->first[0] ? c->first : "-",
+					c->last[0] ? c->last : "-",
+					state_names[c->state], c->answers);
 			}
-			printf(".\n");
+			if (!f || fclose(f))
+				printf("error: cannot write %s\n", file);
+			else
+				print_totals();
 		} else if (!strcmp(cmd, "close")) {
 			print_totals();
 			for (i = 0; i < nconns; i++)

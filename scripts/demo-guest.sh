@@ -389,12 +389,12 @@ for lb in lb1 lb2 lb3; do
 	echo "  $lb: real servers added in the order $o"
 done
 fleet_route lb1 lb2 lb3
-echo "# for lb in lb1 lb2 lb3; do ip netns exec \$lb cat /proc/net/ip_vs_maglev | grep service; done"
+echo "  The digest on each LB's service line of /proc/net/ip_vs_maglev:"
 for lb in lb1 lb2 lb3; do
 	t=0
 	while $IP netns exec $lb grep -q ' pending [1-9]' /proc/net/ip_vs_maglev &&
 		[ $t -lt 100 ]; do t=$((t + 1)); sleep 0.1; done
-	printf '%s: ' $lb
+	printf '  %s: ' $lb
 	$IP netns exec $lb grep service /proc/net/ip_vs_maglev |
 		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^(digest|dests)$/)
 				f[$i] = $(i + 1)

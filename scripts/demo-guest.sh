@@ -404,7 +404,7 @@ mkfifo "$W/cmd" "$W/ans"
 $IP netns exec user tcpfleet client 10.8.0.1 $FVIP <"$W/cmd" >"$W/ans" &
 exec 4>"$W/cmd" 5<"$W/ans"
 fcmd open 80 $FLEET 2
-fcmd round 2 5
+fcmd round 2 60
 echo "  $FLEET connections opened and answered: $ANS"
 fleet_conns "$W/fleet.before"
 for lb in lb1 lb2 lb3; do
@@ -416,8 +416,8 @@ echo "  lb3 dies: its link goes down and the router drops its route (as BGP"
 echo "  or a health check would). Every connection sends another line."
 run $IP link set f-lb3 down
 fleet_route lb1 lb2
-fcmd round 3 8
-fcmd round 2 5
+fcmd round 3 60
+fcmd round 2 60
 fcmd list "$W/fleet.list"
 fleet_conns "$W/fleet.after"
 awk 'FILENAME == ARGV[1] { had[$1 " " $2] = 1; if (!($2 in lb)) lb[$2] = $1; next }

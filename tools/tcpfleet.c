@@ -15,7 +15,8 @@
  *
  *	open PORT N SECS	open N connections to DST_ADDR:PORT, spread
  *				over SECS seconds; each sends a line and
- *				notes which server answered
+ *				notes which server answered (waiting up to
+ *				60 seconds more)
  *	round SECS WAIT		send one line on every live connection, spread
  *				over SECS seconds, and wait up to WAIT more
  *				seconds for the answers
@@ -418,7 +419,7 @@ static int client(const char *src_s, const char *dst_s)
 		    sscanf(line, "%*s %u %lf %lf", &a, &x, &y) == 3 &&
 		    a && a < 65536) {
 			open_conns(&src, slen, dst_s, a, (unsigned int)x, y);
-			run(now() + 10, 1);
+			run(now() + 60, 1);
 			print_totals();
 		} else if (!strcmp(cmd, "round") &&
 			   sscanf(line, "%*s %lf %lf", &x, &y) == 2) {

@@ -42,29 +42,37 @@ nsx() { ip netns exec "$@"; }
 
 # --- network -------------------------------------------------------------
 
-# port NS ADDR: NS joins the bridge br0 as eth0 with ADDR/24.
-port() {
-	ip netns add "$1"
-	ip link add "b-$1" type veth peer name eth0 netns "$1"
-	ip link set "b-$1" master br0 up
-	ip -n "$1" link set lo up
-	ip -n "$1" addr add "$2/24" dev eth0
-	ip -n "$1" link set eth0 up
-}
-
-ip link add br0 type bridge
-ip link set br0 up
-
-port rt 10.2.0.254
-ip netns add cl
-ip -n rt link add up0 type veth peer name eth0 netns cl
-ip -n rt addr add 10.9.0.254/24 dev up0
-ip -n rt link set up0 up
-ip -n cl link set lo up
-ip -n cl addr add $CL/24 dev eth0
-ip -n cl link set eth0 up
-ip -n cl route add default via 10.9.0.254
+# Few processes: under TCG each one costs. Namespaces made from here on
+# inherit the root's IPv4 conf/all settings: no ARP answers for the VIP on
+# lo, ARP requests from the link's own address.
+sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+for ns in rt cl $LBS rs1 rs2 rs3 rs4 rs5; do ip netns add "$ns"; done
+# rt, the LBs and the real servers join the bridge br0 as eth0.
+{
+	echo "link add br0 type bridge"
+	echo "link set br0 up"
+	for ns in rt $LBS rs1 rs2 rs3 rs4 rs5; do
+		echo "link add b-$ns type veth peer name eth0 netns $ns"
+		echo "link set b-$ns master br0 up"
+	done
+} | ip -batch - || fail "bridge and links"
+printf '%s\n' "link set lo up" "addr add 10.2.0.254/24 dev eth0" \
+	"link set eth0 up" "link add up0 type veth peer name eth0 netns cl" \
+	"addr add 10.9.0.254/24 dev up0" "link set up0 up" |
+	ip -n rt -batch - || fail "router links"
+printf '%s\n' "link set lo up" "addr add $CL/24 dev eth0" "link set eth0 up" \
+	"route add default via 10.9.0.254" | ip -n cl -batch - || fail "client link"
 nsx rt sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1
+for i in 1 2 3 4 5 11 12 13; do
+	case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
+	printf '%s\n' "link set lo up" "addr add 10.2.0.$i/24 dev eth0" \
+		"link set eth0 up" "addr add $VIP/32 dev lo" \
+		"route add default via 10.2.0.254" |
+		ip -n "$ns" -batch - || fail "$ns links"
+done
+for lb in $LBS; do
+	nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=1
+done
 
 # route LB...: the router's route to the VIP, one nexthop per LB.
 route() {
@@ -74,17 +82,6 @@ route() {
 	ip -n rt route replace $VIP/32 $_nh
 }
 
-for i in 1 2 3 4 5 11 12 13; do
-	case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
-	port "$ns" "10.2.0.$i"
-	ip -n "$ns" addr add $VIP/32 dev lo
-	ip -n "$ns" route add default via 10.2.0.254
-	nsx "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
-		net.ipv4.conf.all.arp_announce=2
-done
-for lb in $LBS; do
-	nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=1
-done
 route lb1 lb2 lb3
 info "ECMP route: $(ip -n rt route show $VIP | tr -s ' \n' ' ')"
 
@@ -143,11 +140,13 @@ for lb in $LBS; do
 	caught_up "$lb"
 done
 
-# simcmds PORT ORDER [PORT5]: maglev-sim commands for the real servers of
-# PORT in ORDER, with the table size and seed lb1's service shows.
+# simcmds PORT ORDER: maglev-sim commands for the real servers of PORT in
+# ORDER, with the table size and seed of lb1's service on port 80.
+SIZE=$(svc_field "TCP $VIP:80" size lb1)
+SEED=$(svc_field "TCP $VIP:80" seed lb1)
 simcmds() {
-	echo "SIZE $(svc_field "TCP $VIP:$1" size lb1)"
-	echo "SEED $(svc_field "TCP $VIP:$1" seed lb1)"
+	echo "SIZE $SIZE"
+	echo "SEED $SEED"
 	for _i in $2; do echo "ADD_NODE 10.2.0.$_i:$1 1"; done
 }
 
@@ -250,8 +249,8 @@ held=$(awk '$1 == "lb3"' "$T/lb.before" | wc -l)
 ip link set b-lb3 down
 route lb1 lb2
 info "lb3 leaves the route: $(ip -n rt route show $VIP | tr -s ' \n' ' ')"
-cmd round 3 8
-cmd round 2 5
+cmd round 3 60
+cmd round 2 60
 cmd list "$T/list1"
 lb_conns "$T/lb.after"
 stats "$T/lb.before" "$T/lb.after" "$T/list1" >"$T/st1"
@@ -290,7 +289,7 @@ for lb in $LBS; do
 		fail "$lb: ipvsadm -a 10.2.0.5:83"
 	caught_up "$lb"
 done
-cmd round 2 5
+cmd round 2 60
 expect_eq "rolling update: every connection lives on after the update" \
 	"$ANS" "ok live $NROLL reset 0 wrong 0 timeout 0 failed 0"
 same_digest "rolling update port 83" 83 "$ORDER_lb2 5" "5 $ORDER_lb3"
@@ -304,7 +303,7 @@ lb_conns "$T/lb.before"
 ip link set b-lb1 down
 route lb2 lb3
 info "lb1 leaves the route: $(ip -n rt route show $VIP | tr -s ' \n' ' ')"
-cmd round 3 8
+cmd round 3 60
 cmd list "$T/list3"
 lb_conns "$T/lb.after"
 info "part 2 took $(($(date +%s) - t0)) s"
@@ -356,4 +355,5 @@ kill $pids 2>/dev/null
 wait
 cleanup_net
 ip link del br0
+sysctl -qw net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.arp_announce=0
 finish

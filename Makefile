@@ -70,7 +70,7 @@ help:
 	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
 	@echo '  make install    install into /lib/modules/<version>/extra and run depmod'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (table planner) and udpflows (test traffic)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), udpflows and tcpfleet (test traffic)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'

@@ -379,7 +379,7 @@ static void round_all(double secs, double wait)
 		live += conns[i].state == C_IDLE;
 	for (i = 0; i < nconns; i++)
 		if (conns[i].state == C_IDLE)
-			conns[i].send_at = t0 + secs * k++ / live + 1e-6;
+			conns[i].send_at = t0 + secs * k++ / live;
 	run(t0 + secs + wait, 1);
 }
 
@@ -415,6 +415,8 @@ static int client(const char *src_s, const char *dst_s)
 		cmd[0] = 0;
 		if (sscanf(line, "%15s", cmd) != 1)
 			continue;
+		if (!strcmp(cmd, "quit"))
+			break;
 		if (!strcmp(cmd, "open") &&
 		    sscanf(line, "%*s %u %lf %lf", &a, &x, &y) == 3 &&
 		    a && a < 65536) {
@@ -447,8 +449,6 @@ static int client(const char *src_s, const char *dst_s)
 				if (conns[i].fd >= 0)
 					close(conns[i].fd);
 			nconns = 0;
-		} else if (!strcmp(cmd, "quit")) {
-			break;
 		} else {
 			printf("error: %s", line);
 		}

@@ -2,7 +2,8 @@
 # shellcheck shell=dash
 # Guest side of "make demo" (scripts/demo.sh). Runs under busybox sh in a
 # QEMU guest booted with Debian's stock 6.12 kernel, after guest-init.sh
-# loaded ip_vs, veth, pktgen and ip_vs_maglev.ko. No network device exists:
+# loaded ip_vs, veth, pktgen, bridge and ip_vs_maglev.ko. No network
+# device exists:
 # all traffic stays between network namespaces of this guest.
 #
 #   client netns          director (this netns)          rsN netns
@@ -371,6 +372,7 @@ fcmd() {
 }
 
 section "4. Three load balancers behind a router; one dies"
+act_start=$(date +%s)
 echo "  A router spreads TCP connections over three LBs by ECMP (hash of the"
 echo "  5-tuple). Each LB runs IPVS with the same VIP $FVIP:80 and the same four"
 echo "  real servers, added in a different order on each, direct routing and"
@@ -449,6 +451,7 @@ END {
 echo
 echo "  Every LB built the same table from the same servers, so whichever LB"
 echo "  a packet reaches sends it to the server that holds its connection."
+echo "  (this act took $(($(date +%s) - act_start)) s in the guest)"
 echo quit >&4
 exec 4>&- 5<&-
 for lb in lb1 lb2 lb3; do $IP netns exec $lb ipvsadm -C; done

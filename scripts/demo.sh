@@ -13,7 +13,9 @@
 #
 # The guest creates a maglev service with five real servers in network
 # namespaces, sends DEMO_FLOWS (default 3000) flows, adds a sixth server,
-# then removes one, and prints the shares and the churn each time.
+# then removes one, and prints the shares and the churn each time. Then
+# three LBs behind an ECMP router carry TCP connections, one LB dies, and
+# every connection goes on with its real server.
 #
 # Environment: DEMO_FLOWS (10..60000, default 3000), DEMO_ASCII=1 (bars of
 # "#" for terminals without Unicode), QEMU_TIMEOUT (default 600).

@@ -3,8 +3,8 @@
 # Guest side of "make demo" (scripts/demo.sh). Runs under busybox sh in a
 # QEMU guest booted with Debian's stock 6.12 kernel, after guest-init.sh
 # loaded ip_vs, veth, pktgen, bridge and ip_vs_maglev.ko. No network
-# device exists:
-# all traffic stays between network namespaces of this guest.
+# device exists: all traffic stays between network namespaces of this
+# guest.
 #
 #   client netns          director (this netns)          rsN netns
 #   10.1.0.1 ...  --veth-->  VIP 10.0.0.1:80/udp   --veth-->  10.0.1.N:80

@@ -154,6 +154,7 @@ simcmds() {
 # $VIP:PORT, and maglev-sim computes it from ORDER1 and from ORDER2.
 same_digest() {
 	_d=$(svc_field "TCP $VIP:$2" digest lb1)
+	[ -n "$_d" ] || fail "$1: lb1 shows no digest"
 	_all=
 	for _lb in $LBS; do _all="$_all $(svc_field "TCP $VIP:$2" digest "$_lb")"; done
 	expect_eq "$1: every LB shows one digest" "$_all" " $_d $_d $_d"

@@ -35,7 +35,7 @@ clean:
 RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -45,6 +45,9 @@ $(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h in
 
 $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c
+
+$(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
 
 $(BUILD)/bench-host: tools/bench-host.c tests/maglev_ref.c maglev_table.c include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -march=native \
@@ -77,7 +80,7 @@ help:
 	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
 	@echo '  make install    install into /lib/modules/<version>/extra and run depmod'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (table planner) and udpflows (test traffic)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), udpflows and tcpfleet (test traffic)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'

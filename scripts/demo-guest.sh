@@ -2,8 +2,9 @@
 # shellcheck shell=dash
 # Guest side of "make demo" (scripts/demo.sh). Runs under busybox sh in a
 # QEMU guest booted with Debian's stock 6.12 kernel, after guest-init.sh
-# loaded ip_vs, veth, pktgen and ip_vs_maglev.ko. No network device exists:
-# all traffic stays between network namespaces of this guest.
+# loaded ip_vs, veth, pktgen, bridge and ip_vs_maglev.ko. No network
+# device exists: all traffic stays between network namespaces of this
+# guest.
 #
 #   client netns          director (this netns)          rsN netns
 #   10.1.0.1 ...  --veth-->  VIP 10.0.0.1:80/udp   --veth-->  10.0.1.N:80
@@ -302,6 +303,161 @@ echo
 churn "$W/six.map" "$W/five-again.map" remove 10.0.1.3:80 "$gone"
 verify "$W/five-again.map" || status=1
 
+# ---- act 4: several load balancers behind a router, one dies ----
+#
+#   user 10.8.0.1 -- router ==ECMP==> lb1 lb2 lb3 (10.3.0.11-13)  -->  srv1..srv4
+#                    10.3.0.254        (all on bridge fbr, replies go straight
+#                                       from the servers to the router)
+
+FVIP=10.0.0.1
+FLEET=120
+
+# setup_fleet: the namespaces and links (one "ip -batch" per namespace:
+# under TCG every process costs), servers started.
+setup_fleet() {
+	for ns in router user lb1 lb2 lb3 srv1 srv2 srv3 srv4; do
+		$IP netns add $ns || return 1
+	done
+	{
+		echo "link add fbr type bridge"
+		echo "link set fbr up"
+		for ns in router lb1 lb2 lb3 srv1 srv2 srv3 srv4; do
+			echo "link add f-$ns type veth peer name eth0 netns $ns"
+			echo "link set f-$ns master fbr up"
+		done
+	} | $IP -batch - || return 1
+	printf '%s\n' "link set lo up" "addr add 10.3.0.254/24 dev eth0" \
+		"link set eth0 up" "link add up0 type veth peer name eth0 netns user" \
+		"addr add 10.8.0.254/24 dev up0" "link set up0 up" |
+		$IP -n router -batch - || return 1
+	printf '%s\n' "link set lo up" "addr add 10.8.0.1/24 dev eth0" \
+		"link set eth0 up" "route add default via 10.8.0.254" |
+		$IP -n user -batch - || return 1
+	$IP netns exec router sysctl -qw net.ipv4.ip_forward=1 \
+		net.ipv4.fib_multipath_hash_policy=1 || return 1
+	for i in 1 2 3 4 11 12 13; do
+		case $i in 1?) ns=lb${i#1} ;; *) ns=srv$i ;; esac
+		printf '%s\n' "link set lo up" "addr add 10.3.0.$i/24 dev eth0" \
+			"link set eth0 up" "addr add $FVIP/32 dev lo" \
+			"route add default via 10.3.0.254" |
+			$IP -n "$ns" -batch - &&
+		$IP netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
+			net.ipv4.conf.all.arp_announce=2 || return 1
+	done
+	for i in 1 2 3 4; do
+		$IP netns exec "srv$i" tcpfleet server "srv$i" 80 &
+	done
+}
+
+# fleet_route LB...: the router's route to the VIP, one nexthop per LB.
+fleet_route() {
+	nh=
+	for lb in "$@"; do nh="$nh nexthop via 10.3.0.1${lb#lb}"; done
+	# shellcheck disable=SC2086
+	run $IP -n router route replace $FVIP/32 $nh
+}
+
+# fleet_conns FILE: "LB CLIENT_PORT REAL_SERVER" per IPVS connection.
+fleet_conns() {
+	for lb in lb1 lb2 lb3; do
+		$IP netns exec $lb ipvsadm -Lcn | awk -v lb=$lb '$1 == "TCP" {
+			split($4, c, ":"); split($6, d, ":")
+			print lb, c[2], "srv" substr(d[1], 8) }'
+	done >"$1"
+}
+
+# fcmd LINE: a command to the client (tcpfleet), its answer in $ANS.
+fcmd() {
+	echo "$*" >&4
+	read -r ANS <&5
+}
+
+section "4. Three load balancers behind a router; one dies"
+act_start=$(date +%s)
+echo "  A router spreads TCP connections over three LBs by ECMP (hash of the"
+echo "  5-tuple). Each LB runs IPVS with the same VIP $FVIP:80 and the same four"
+echo "  real servers, added in a different order on each, direct routing and"
+echo "  net.ipv4.vs.sloppy_tcp=1 (so an LB that never saw a connection's SYN"
+echo "  still schedules it). Each real server answers every line with its name."
+setup_fleet || die "could not set up the fleet's namespaces"
+for lb in lb1 lb2 lb3; do
+	case $lb in lb1) o="1 2 3 4" ;; lb2) o="4 3 2 1" ;; *) o="2 4 1 3" ;; esac
+	$IP netns exec $lb sysctl -qw net.ipv4.vs.sloppy_tcp=1
+	{
+		echo "-A -t $FVIP:80 -s maglev -b flag-2"
+		for i in $o; do echo "-a -t $FVIP:80 -r 10.3.0.$i:80 -g -w 1"; done
+	} >"$W/$lb.rules"
+	$IP netns exec $lb ipvsadm -R <"$W/$lb.rules" ||
+		die "ipvsadm -R on $lb failed"
+	echo "  $lb: real servers added in the order $o"
+done
+fleet_route lb1 lb2 lb3
+echo "  The digest on each LB's service line of /proc/net/ip_vs_maglev:"
+for lb in lb1 lb2 lb3; do
+	t=0
+	while $IP netns exec $lb grep -q ' pending [1-9]' /proc/net/ip_vs_maglev &&
+		[ $t -lt 100 ]; do t=$((t + 1)); sleep 0.1; done
+	printf '  %s: ' $lb
+	$IP netns exec $lb grep service /proc/net/ip_vs_maglev |
+		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^(digest|dests)$/)
+				f[$i] = $(i + 1)
+			print "digest", f["digest"], "dests", f["dests"] }'
+done
+mkfifo "$W/cmd" "$W/ans"
+$IP netns exec user tcpfleet client 10.8.0.1 $FVIP <"$W/cmd" >"$W/ans" &
+exec 4>"$W/cmd" 5<"$W/ans"
+fcmd open 80 $FLEET 2
+fcmd round 2 60
+echo "  $FLEET connections opened and answered: $ANS"
+fleet_conns "$W/fleet.before"
+for lb in lb1 lb2 lb3; do
+	printf '  %s holds %d connections\n' $lb \
+		"$(awk -v lb=$lb '$1 == lb' "$W/fleet.before" | wc -l)"
+done
+echo
+echo "  lb3 dies: its link goes down and the router drops its route (as BGP"
+echo "  or a health check would). Every connection sends two more lines."
+run $IP link set f-lb3 down
+fleet_route lb1 lb2
+fcmd round 3 60
+fcmd round 2 60
+fcmd list "$W/fleet.list"
+fleet_conns "$W/fleet.after"
+awk 'FILENAME == ARGV[1] { had[$1 " " $2] = 1; if (!($2 in lb)) lb[$2] = $1; next }
+FILENAME == ARGV[2] { if (!(($1 " " $2) in had)) now[$2] = $1; next }
+{
+	c = lb[$2] == "lb3" ? 2 : ($2 in now) ? 3 : 1
+	n[c]++
+	if ($5 == "live") ok[c]++
+	if ($5 == "live" && $3 == $4) same[c]++
+	rs[c " " $4]++
+}
+END {
+	name[1] = "stayed on lb1 or lb2"
+	name[2] = "were on lb3, moved"
+	name[3] = "moved between lb1, lb2"
+	printf "\n  %-24s %5s %9s %9s   %s\n", "connections", "count",
+		"continued", "same srv", "answered by, after"
+	for (c = 1; c <= 3; c++) {
+		l = ""
+		for (i = 1; i <= 4; i++)
+			l = l sprintf(i < 4 ? "srv%d %-4d" : "srv%d %d", i,
+				rs[c " srv" i])
+		printf "  %-24s %5d %9d %9d   %s\n", name[c], n[c], ok[c],
+			same[c], l
+		tot += n[c]; tok += ok[c]
+	}
+	printf "  %-24s %5d %9d\n", "all", tot, tok
+	exit tot != tok || tot == 0
+}' "$W/fleet.before" "$W/fleet.after" "$W/fleet.list" || status=1
+echo
+echo "  Every LB built the same table from the same servers, so whichever LB"
+echo "  a packet reaches sends it to the server that holds its connection."
+echo "  (this act took $(($(date +%s) - act_start)) s in the guest)"
+echo quit >&4
+exec 4>&- 5<&-
+for lb in lb1 lb2 lb3; do $IP netns exec $lb ipvsadm -C; done
+
 section "Summary"
 printf '  %-22s %6s  %6s   %s\n' change flows slots \
 	"moved between servers that stayed"
@@ -313,6 +469,7 @@ if [ $status -eq 0 ]; then
 	echo "  Every flow in every round went where maglev-sim, built from the same"
 	echo "  maglev_table.c, says it goes."
 fi
+
 echo
 run ipvsadm -D -u $SVC
 exit $status

@@ -13,7 +13,9 @@
 #
 # The guest creates a maglev service with five real servers in network
 # namespaces, sends DEMO_FLOWS (default 3000) flows, adds a sixth server,
-# then removes one, and prints the shares and the churn each time.
+# then removes one, and prints the shares and the churn each time. Then
+# three LBs behind an ECMP router carry TCP connections, one LB dies, and
+# every connection goes on with its real server.
 #
 # Environment: DEMO_FLOWS (10..60000, default 3000), DEMO_ASCII=1 (bars of
 # "#" for terminals without Unicode), QEMU_TIMEOUT (default 600).
@@ -87,11 +89,12 @@ if ! make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
 	die "make tools failed (log: $w/tools.log)"
 fi
 cp "$w/tools/maglev-sim" "$w/root/maglev/"
+cp "$w/tools/tcpfleet" "$w/root/maglev/bin/"
 
 # ip_vs, veth and pktgen from the stock kernel with their dependencies, in
 # load order, decompressed for busybox insmod.
-step "gathering ip_vs, veth and pktgen of $ver from $STOCK_ROOT"
-stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs veth pktgen ||
+step "gathering ip_vs, veth, pktgen and bridge of $ver from $STOCK_ROOT"
+stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs veth pktgen bridge ||
 	die "cannot gather the stock kernel's modules"
 cp "$TOP/scripts/demo-guest.sh" "$w/root/maglev/tests/demo.sh"
 

@@ -79,8 +79,17 @@ elif [ "$built" -eq 0 ]; then
 	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
 else
 	for t in "${tests[@]}"; do
-		vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" "$w" "" \
-			"maglev.job=test:$t" "maglev.timeout=$GUEST_TIMEOUT"
+		# A line "# timeout: SECS" in a test raises its limit (scaled
+		# like GUEST_TIMEOUT on the debug flavour).
+		tmo=$(sed -n 's/^# timeout: *\([0-9][0-9]*\) *$/\1/p' \
+			"$TOP/scripts/guest/$t" | head -n 1)
+		[ -z "$tmo" ] || [ "$KFLAVOUR" = default ] || tmo=$((tmo * 6))
+		[ -n "$tmo" ] && [ "$tmo" -gt "$GUEST_TIMEOUT" ] || tmo=$GUEST_TIMEOUT
+		qtmo=$((tmo * 2 + 30))
+		[ "$qtmo" -gt "$QEMU_TIMEOUT" ] || qtmo=$QEMU_TIMEOUT
+		QEMU_TIMEOUT=$qtmo vm_boot "guest/${t%.sh}" "$bzimage" \
+			"$w/initramfs.cpio" "$w" "" \
+			"maglev.job=test:$t" "maglev.timeout=$tmo"
 	done
 fi
 summary

@@ -48,7 +48,6 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD)/kunit clean 2>/dev/null
 	rm -rf $(BUILD)
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers
-	rm -rf $(BUILD)/deb
 	rm -f kunit/*.o kunit/*.ko kunit/*.mod kunit/*.mod.c kunit/.*.cmd \
 		kunit/modules.order kunit/Module.symvers
 

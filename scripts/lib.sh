@@ -41,8 +41,12 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # shellcheck disable=SC2034
 # No linux-headers packages: they pull in linux-image packages, which
 # change the boot kernel; stock_headers fetches them into the cache.
+# libnftnl11 and libsnmp40: libraries of keepalived, which the keepalived
+# step copies into its guest (keepalived itself is downloaded, not
+# installed); debhelper, dh-dkms: make deb.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
-	    ipvsadm iproute2 socat)
+	    ipvsadm iproute2 socat libnftnl11 libsnmp40 debhelper dh-dkms
+	    dpkg-dev)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then

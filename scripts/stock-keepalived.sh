@@ -35,10 +35,10 @@ keepalived_pkg() {
 	local ver dir
 	ver=$(apt-cache policy keepalived 2>/dev/null |
 		sed -n 's/^ *Candidate: //p')
-	[ -n "$ver" ] && [ "$ver" != '(none)' ] || {
+	if [ -z "$ver" ] || [ "$ver" = '(none)' ]; then
 		log "apt-cache knows no keepalived package"
 		return 1
-	}
+	fi
 	dir="$(cache_root)/keepalived-${ver//[^A-Za-z0-9.-]/_}"
 	if [ ! -f "$dir/.ready" ]; then
 		mkdir -p "$dir"
@@ -97,9 +97,10 @@ cp "$w/tools/udpflows" "$w/root/maglev/bin/"
 
 # ip_vs and veth preloaded by guest-init.sh (deps.list); lib/modules/VER
 # as an install leaves it: ip_vs and its dependencies, the in-tree ip_vs_mh
-# under kernel/, ours under updates/.
+# (and ip_vs_wlc, keepalived's fallback) under kernel/, ours under
+# updates/.
 if ! stock_modules "$STOCK_ROOT" "$ver" "$w/root/maglev" ip_vs veth ||
-   ! stock_modules "$STOCK_ROOT" "$ver" "$w/mh" ip_vs_mh; then
+   ! stock_modules "$STOCK_ROOT" "$ver" "$w/mh" ip_vs_mh ip_vs_wlc; then
 	fail "$label: gather ip_vs, veth and ip_vs_mh from $ver"
 	summary
 	exit
@@ -108,7 +109,8 @@ md=$w/root/lib/modules/$ver
 mkdir -p "$md/kernel/net/netfilter/ipvs" "$md/updates"
 cp "$STOCK_ROOT/lib/modules/$ver"/modules.{order,builtin,builtin.modinfo} "$md/"
 cp "$w"/root/maglev/deps/*.ko "$md/kernel/"
-cp "$w/mh/deps/ip_vs_mh.ko" "$md/kernel/net/netfilter/ipvs/"
+cp "$w/mh/deps/ip_vs_mh.ko" "$w/mh/deps/ip_vs_wlc.ko" \
+	"$md/kernel/net/netfilter/ipvs/"
 cp "$w/src/ip_vs_mh.ko" "$md/updates/"
 depmod -C /dev/null -b "$w/root" "$ver" 2>"$w/depmod.log"
 # -C /dev/null: none of this machine's depmod.d; the built-in search order

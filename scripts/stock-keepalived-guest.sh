@@ -43,7 +43,7 @@ wait_until() {
 # caught_up: the service is listed and its table reflects the last change
 # (pending 0 where /proc has the field, i.e. with asynchronous builds).
 caught_up() {
-	svc_listed "$S" || return 1
+	svc_listed "$S" 2>/dev/null || return 1
 	_p=$(svc_field "$S" pending)
 	[ -z "$_p" ] || [ "$_p" = 0 ]
 }
@@ -53,7 +53,7 @@ dest_is() {
 	svc_dests "$S" | grep -qx "$1 $2 [0-9]*" && caught_up
 }
 
-nr_dests_is() { [ "$(svc_field "$S" dests)" = "$1" ] && caught_up; }
+nr_dests_is() { [ "$(svc_field "$S" dests 2>/dev/null)" = "$1" ] && caught_up; }
 
 no_conns() { [ -z "$(conns "$V" 80)" ]; }
 

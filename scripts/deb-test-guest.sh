@@ -23,6 +23,13 @@ check "ip-vs-mh-maglev-dkms: ipvsadm -A -s mh -b mh-port" \
 for i in 1 2 3; do
 	ipvsadm -a -t $vip -r 10.0.1.$i:80 -m
 done
+# With asynchronous table builds the table may lag a moment: poll (10 s).
+n=50
+while ! grep -Eq "^service TCP $vip .*flags 0x10 dests 3 " $proc &&
+	[ $n -gt 0 ]; do
+	sleep 0.2
+	n=$((n - 1))
+done
 cat $proc
 check "ip-vs-mh-maglev-dkms: $proc shows the mh service with flag 0x10, 3 dests" \
 	grep -Eq "^service TCP $vip .*flags 0x10 dests 3 " $proc

@@ -48,7 +48,11 @@ dkms_pkg() {
 	fi
 	pass "$label: make deb built ${deb##*/}"
 	root=$w/unpacked/$pkg
-	dpkg-deb -x "$deb" "$root"
+	mkdir -p "$root"
+	if ! dpkg-deb -x "$deb" "$root"; then
+		fail "$label: dpkg-deb -x ${deb##*/}"
+		return 1
+	fi
 	if dpkg-deb -f "$deb" Depends | grep -q dkms &&
 	   dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./postinst |
 		grep -q "DKMS_NAME=$name\$"; then

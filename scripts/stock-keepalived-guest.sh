@@ -10,9 +10,9 @@
 # with lb_algo mh and mh-port, real servers 10.1.I.1:80 in namespaces rsI
 # with TCP_CHECK against socat listeners and inhibit_on_failure.  Flows are
 # UDP datagrams from namespace "cl" (udpflows); which real server each flow
-# gets is read from IPVS's connection table, and between phases the
-# connections are left to expire (UDP timeout 2 s) so that the same flows
-# are scheduled again.
+# gets is read where its datagram arrives (a socat receiver per real
+# server), and between phases IPVS's connections are left to expire (UDP
+# timeout 2 s) so that the same flows are scheduled again.
 # Part 2, kube-proxy's IPVS sequences replayed with ipvsadm (kube-proxy is
 # not available here): graceful termination and a rolling update on a
 # service with scheduler mh and flag-2 (0x10, what kube-proxy sets for mh).
@@ -58,16 +58,31 @@ nr_dests_is() { [ "$(svc_field "$S" dests 2>/dev/null)" = "$1" ] && caught_up; }
 no_conns() { [ -z "$(conns "$V" 80)" ]; }
 
 # phase NAME: let the previous phase's connections expire, send the same
-# flows again, save "ADDR PORT DEST" per connection in $T/NAME.map.
+# flows again, and save "ADDR PORT DEST" per flow in $T/NAME.map, DEST being
+# the real server whose UDP receiver got the flow's datagram (what IPVS
+# chose, read where it arrived; a flow no receiver got is dropped).
 phase() {
 	wait_until "$1: connections of the previous phase expire" 20 no_conns
+	for _i in 1 2 3 4 5; do
+		: >"$T/rs$_i.udp"
+	done
 	# shellcheck disable=SC2046 # one argument per address
 	flows $V 80 1000 $NPORT $(cat "$T/addrs") >"$T/$1.flows" ||
 		fail "$1: udpflows could not send every flow"
-	conns $V 80 | sort >"$T/$1.map"
 	_nf=$(wc -l <"$T/$1.flows")
+	_n=150
+	while [ "$(cat "$T"/rs*.udp | grep -c 'received packet')" -lt "$_nf" ] &&
+		[ "$_n" -gt 0 ]; do
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	for _i in 1 2 3 4 5; do
+		awk -v d="10.1.$_i.1:80" '/received packet/ {
+			n = split($NF, a, ":")
+			print a[1], a[2], d }' "$T/rs$_i.udp"
+	done | sort >"$T/$1.map"
 	_nc=$(wc -l <"$T/$1.map")
-	expect_eq "$1: every one of the $_nf flows got a real server (none dropped)" \
+	expect_eq "$1: every one of the $_nf flows reached a real server (none dropped)" \
 		"$_nc" "$_nf"
 }
 
@@ -131,8 +146,17 @@ listener() {
 		/dev/null &
 }
 unlisten() {
-	# shellcheck disable=SC2046 # one argument per process
-	kill $(ip netns pids "rs$1") 2>/dev/null
+	for _p in $(ip netns pids "rs$1"); do
+		grep -q TCP-LISTEN "/proc/$_p/cmdline" 2>/dev/null && kill "$_p"
+	done
+}
+
+# receiver I: the UDP receiver of real server I; socat -d -d logs
+# "received packet with N bytes from AF=2 A.B.C.D:P" per datagram.
+receiver() {
+	: >"$T/rs$1.udp"
+	ip netns exec "rs$1" socat -d -d -u UDP-RECV:80,bind="10.1.$1.1" \
+		OPEN:/dev/null 2>>"$T/rs$1.udp" &
 }
 
 # ka_conf ALGO I...: keepalived.conf with the real servers 10.1.I.1:80.
@@ -203,7 +227,14 @@ client_addrs 4 $NADDR >/dev/null
 warm_up
 for i in 1 2 3 4 5; do
 	listener $i
+	receiver $i
 done
+receivers_up() {
+	for _i in 1 2 3 4 5; do
+		ip netns exec "rs$_i" grep -q ':0050 ' /proc/net/udp || return 1
+	done
+}
+wait_until "the real servers' UDP receivers listen" 30 receivers_up
 # The same flows are scheduled again in each phase once their connections
 # expired: UDP timeout 2 s.
 run ipvsadm --set 0 0 2
@@ -360,8 +391,26 @@ check "kube-proxy rolling update, old deleted: at most 1% of the flows moved (${
 run ipvsadm -C
 
 check "rmmod ip_vs_mh (ours)" rmmod ip_vs_mh
+
+# --- switching over from the in-tree ip_vs_mh (the README's steps) -----------
+intree=/lib/modules/$(uname -r)/kernel/net/netfilter/ipvs/ip_vs_mh.ko
+check "switch-over: the in-tree ip_vs_mh loads" insmod "$intree"
+run ipvsadm -A -u $V:80 -s mh
+check "switch-over: with the in-tree ip_vs_mh serving mh there is no $PROC" \
+	[ ! -e $PROC ]
+check "switch-over: rmmod ip_vs_mh is refused while a service uses mh" \
+	sh -c '! rmmod ip_vs_mh 2>/dev/null'
+run ipvsadm -D -u $V:80
+check "switch-over: rmmod ip_vs_mh once no service uses mh" rmmod ip_vs_mh
+check "switch-over: modprobe ip_vs_mh now loads ours (updates/)" modprobe ip_vs_mh
+check "switch-over: ... $PROC is back" [ -e $PROC ]
+run ipvsadm -A -u $V:80 -s mh
+check "switch-over: ... and lists the mh service" svc_listed "$S"
+run ipvsadm -C
+check "switch-over: rmmod ip_vs_mh (ours)" rmmod ip_vs_mh
 for i in 1 2 3 4 5; do
-	unlisten $i
+	# shellcheck disable=SC2046 # one argument per process
+	kill $(ip netns pids "rs$i") 2>/dev/null
 done
 kill "$SYSLOG_PID"
 cleanup_net

@@ -67,7 +67,7 @@ phase() {
 		: >"$T/rs$_i.udp"
 	done
 	# shellcheck disable=SC2046 # one argument per address
-	flows $V 80 1000 $NPORT $(cat "$T/addrs") >"$T/$1.flows" ||
+	flows "$V" 80 1000 $NPORT $(cat "$T/addrs") >"$T/$1.flows" ||
 		fail "$1: udpflows could not send every flow"
 	_nf=$(wc -l <"$T/$1.flows")
 	_n=150
@@ -326,9 +326,9 @@ run ipvsadm -C
 # kube-proxy is not available here; these are the operations its IPVS
 # proxier performs (scheduler "mh" gets flag-2, 0x10, for port hashing).
 info "kube-proxy is not available in the guest: replaying its IPVS operations with ipvsadm"
-run ipvsadm -A -u $V:80 -s mh -b flag-2
+run ipvsadm -A -u "$V:80" -s mh -b flag-2
 for i in 1 2 3; do
-	run ipvsadm -a -u $V:80 -r 10.1.$i.1:80 -m -w 1
+	run ipvsadm -a -u "$V:80" -r 10.1.$i.1:80 -m -w 1
 done
 sim_cmds 1 2 3 >"$T/k"
 wait_until "kube-proxy: $S caught up" 20 nr_dests_is 3
@@ -337,7 +337,7 @@ phase k0
 sim_check "kube-proxy: 3 endpoints" "$T/k" k0
 
 # Graceful termination of endpoint 3: weight 0, wait, delete.
-run ipvsadm -e -u $V:80 -r 10.1.3.1:80 -m -w 0
+run ipvsadm -e -u "$V:80" -r 10.1.3.1:80 -m -w 0
 echo "WEIGHT 10.1.3.1:80 0" >>"$T/k"
 wait_until "kube-proxy: weight 0 reaches the table" 20 dest_is 10.1.3.1:80 0
 phase k1
@@ -347,7 +347,7 @@ expect_eq "kube-proxy graceful termination, weight 0: no live endpoint's flow mo
 m=$(moved k0 k1)
 expect_eq "kube-proxy graceful termination, weight 0: exactly the terminating endpoint's flows moved" \
 	"${m% *}" "$(on k0 10.1.3.1:80)"
-run ipvsadm -d -u $V:80 -r 10.1.3.1:80
+run ipvsadm -d -u "$V:80" -r 10.1.3.1:80
 echo "REMOVE_NODE 10.1.3.1:80" >>"$T/k"
 wait_until "kube-proxy: the delete reaches the table" 20 nr_dests_is 2
 phase k2
@@ -360,7 +360,7 @@ check "kube-proxy graceful termination, deleted: at most 1% of the flows moved (
 	in_range "${m% *}" 0 3
 
 # Rolling update: endpoint 4 added, old endpoint 1 to weight 0, deleted.
-run ipvsadm -a -u $V:80 -r 10.1.4.1:80 -m -w 1
+run ipvsadm -a -u "$V:80" -r 10.1.4.1:80 -m -w 1
 echo "ADD_NODE 10.1.4.1:80 1" >>"$T/k"
 wait_until "kube-proxy: the new endpoint reaches the table" 20 nr_dests_is 3
 phase k3
@@ -369,7 +369,7 @@ m=$(moved k2 k3 10.1.4.1:80)
 info "kube-proxy rolling update: adding endpoint 4 moved ${m% *} of 300 flows, ${m#* } to it"
 check "kube-proxy rolling update, new endpoint: the moved flows went to it but Maglev's small handover ($((${m% *} - ${m#* })) <= 9)" \
 	in_range $((${m% *} - ${m#* })) 0 9
-run ipvsadm -e -u $V:80 -r 10.1.1.1:80 -m -w 0
+run ipvsadm -e -u "$V:80" -r 10.1.1.1:80 -m -w 0
 echo "WEIGHT 10.1.1.1:80 0" >>"$T/k"
 wait_until "kube-proxy: the old endpoint's weight 0 reaches the table" 20 \
 	dest_is 10.1.1.1:80 0
@@ -377,7 +377,7 @@ phase k4
 sim_check "kube-proxy rolling update, old endpoint weight 0" "$T/k" k4
 expect_eq "kube-proxy rolling update, old weight 0: no live endpoint's flow moved" \
 	"$(moved_from_others k3 k4 10.1.1.1:80)" 0
-run ipvsadm -d -u $V:80 -r 10.1.1.1:80
+run ipvsadm -d -u "$V:80" -r 10.1.1.1:80
 echo "REMOVE_NODE 10.1.1.1:80" >>"$T/k"
 wait_until "kube-proxy: deleting the old endpoint reaches the table" 20 nr_dests_is 2
 phase k5
@@ -395,16 +395,16 @@ check "rmmod ip_vs_mh (ours)" rmmod ip_vs_mh
 # --- switching over from the in-tree ip_vs_mh (the README's steps) -----------
 intree=/lib/modules/$(uname -r)/kernel/net/netfilter/ipvs/ip_vs_mh.ko
 check "switch-over: the in-tree ip_vs_mh loads" insmod "$intree"
-run ipvsadm -A -u $V:80 -s mh
+run ipvsadm -A -u "$V:80" -s mh
 check "switch-over: with the in-tree ip_vs_mh serving mh there is no $PROC" \
-	[ ! -e $PROC ]
+	[ ! -e "$PROC" ]
 check "switch-over: rmmod ip_vs_mh is refused while a service uses mh" \
 	sh -c '! rmmod ip_vs_mh 2>/dev/null'
-run ipvsadm -D -u $V:80
+run ipvsadm -D -u "$V:80"
 check "switch-over: rmmod ip_vs_mh once no service uses mh" rmmod ip_vs_mh
 check "switch-over: modprobe ip_vs_mh now loads ours (updates/)" modprobe ip_vs_mh
-check "switch-over: ... $PROC is back" [ -e $PROC ]
-run ipvsadm -A -u $V:80 -s mh
+check "switch-over: ... $PROC is back" [ -e "$PROC" ]
+run ipvsadm -A -u "$V:80" -s mh
 check "switch-over: ... and lists the mh service" svc_listed "$S"
 run ipvsadm -C
 check "switch-over: rmmod ip_vs_mh (ours)" rmmod ip_vs_mh

@@ -6,22 +6,43 @@
 KDIR	?= /lib/modules/$(shell uname -r)/build
 PWD	:= $(shell pwd)
 BUILD	:= build
+# MH_COMPAT=1: build (and install) ip_vs_mh.ko, scheduler name "mh" (Kbuild).
+MH_COMPAT ?=
+ifeq ($(MH_COMPAT),1)
+MODULE_KO	:= ip_vs_mh.ko
+# depmod prefers updates/ over the in-tree kernel/ (man depmod.d).
+INSTALL_DIR	:= updates
+else
+MODULE_KO	:= ip_vs_maglev.ko
+INSTALL_DIR	:= extra
+endif
+export MH_COMPAT
 
 HOSTCC		?= cc
 HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install check demo tools bench-host help host-test compare
+.PHONY: all modules clean install uninstall check demo tools bench-host help host-test \
+	compare deb
 
 all: modules
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
+KVER	= $(notdir $(patsubst %/build,%,$(KDIR)))
+
 install: modules
-	$(MAKE) -C $(KDIR) M=$(PWD) INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+	$(MAKE) -C $(KDIR) M=$(PWD) INSTALL_MOD_DIR=$(INSTALL_DIR) modules_install
+	depmod -a $(KVER)
+
+# Removes what "make install" put in place; with MH_COMPAT=1, modprobe
+# ip_vs_mh finds the in-tree module again.
+uninstall:
+	rm -f $(addprefix /lib/modules/$(KVER)/$(INSTALL_DIR)/,$(MODULE_KO) \
+		$(MODULE_KO).xz $(MODULE_KO).zst $(MODULE_KO).gz)
+	depmod -a $(KVER)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null
@@ -75,10 +96,18 @@ check:
 demo:
 	scripts/demo.sh
 
+# Debian packages ip-vs-maglev-dkms and ip-vs-mh-maglev-dkms in $(BUILD)/deb/.
+deb:
+	scripts/mkdeb.sh $(BUILD)/deb
+
 help:
 	@echo 'Targets:'
 	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
-	@echo '  make install    install into /lib/modules/<version>/extra and run depmod'
+	@echo '  make MH_COMPAT=1 ...  the same as ip_vs_mh.ko, scheduler name "mh"'
+	@echo '  make install    install into /lib/modules/<version>/extra (MH_COMPAT=1:'
+	@echo '                  updates/, ahead of the in-tree ip_vs_mh) and run depmod'
+	@echo '  make uninstall  remove what make install put there, run depmod'
+	@echo '  make deb        Debian DKMS packages ip-vs-maglev-dkms, ip-vs-mh-maglev-dkms'
 	@echo '  make clean      remove build products'
 	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), udpflows and tcpfleet (test traffic)'
 	@echo '  make host-test  host unit tests only'

@@ -10,11 +10,29 @@
 #   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU
 #   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
+#   keepalived scripts/stock-keepalived.sh keepalived, kube-proxy sequences
+#                                        on the mh build, stock 6.12 in QEMU
+#   deb      scripts/deb-test.sh         make deb, DKMS build from the
+#                                        packages, load in stock 6.12
+# Always, at the end: the run installed no linux-image package and left
+# /boot (and /vmlinuz, /initrd.img) as it found them.
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${CHECK_STEPS:-host compile static vm stock dkms}
+STEPS=${CHECK_STEPS:-host compile static vm stock dkms keepalived deb}
+
+# boot_state: installed linux-image packages and what /boot and the /vmlinuz
+# and /initrd.img links hold, to compare at the end.
+boot_state() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
+		'linux-image-*' 2>/dev/null | awk '$1 == "ii" { print $2, $3 }'
+	find /boot -printf '%p %s %T@ %l\n' 2>/dev/null | LC_ALL=C sort
+	find / -maxdepth 1 \( -name 'vmlinuz*' -o -name 'initrd.img*' \) \
+		-printf '%p %l\n' 2>/dev/null | LC_ALL=C sort
+}
+boot_before=$(boot_state)
+
 need_pkgs "${CHECK_PKGS[@]}"
 w=$(work_dir .)
 : >"$w/failures"
@@ -29,6 +47,8 @@ step_cmd() {
 	vm)	echo "$TOP/scripts/vm-test.sh" ;;
 	stock)	echo "$TOP/scripts/stock-smoke.sh" ;;
 	dkms)	echo "$TOP/scripts/dkms-test.sh" ;;
+	keepalived) echo "$TOP/scripts/stock-keepalived.sh" ;;
+	deb)	echo "$TOP/scripts/deb-test.sh" ;;
 	*)	return 1 ;;
 	esac
 }
@@ -63,6 +83,19 @@ for step in $STEPS; do
 	total_fail=$((total_fail + f))
 	echo "=== $step: $p passed, $f failed in $(( $(date +%s) - start ))s"
 done
+
+echo "=== boot: the run left the boot kernel alone"
+boot_after=$(boot_state)
+if [ "$boot_after" = "$boot_before" ]; then
+	echo "PASS: boot: no linux-image package installed or removed, /boot unchanged"
+	total_pass=$((total_pass + 1))
+else
+	echo "FAIL: boot: linux-image packages or /boot changed during the run:" |
+		tee -a "$w/failures"
+	diff <(echo "$boot_before") <(echo "$boot_after") | sed 's/^/  /' |
+		tee -a "$w/failures"
+	total_fail=$((total_fail + 1))
+fi
 
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"

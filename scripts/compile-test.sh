@@ -5,13 +5,13 @@
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol.
-# Any compiler or modpost warning about our files is a failure.
+# Any compiler or modpost warning about our files is a failure. The stock
+# headers come from the cache (stock_headers in lib.sh), not /usr/src.
 # Logs: build/check/compile/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-need_pkgs "${BUILD_PKGS[@]}" linux-headers-cloud-amd64 \
-	linux-headers-6.12-cloud-amd64
+need_pkgs "${BUILD_PKGS[@]}"
 w=$(work_dir compile)
 
 # compile NAME KDIR [ARCH]
@@ -140,14 +140,15 @@ i386_tree() {
 	echo "$src"
 }
 
-found=0
-for kdir in /usr/src/linux-headers-6.1.*-cloud-amd64 \
-	    /usr/src/linux-headers-6.12.*-cloud-amd64; do
-	[ -d "$kdir" ] || continue
-	found=$((found + 1))
-	compile "${kdir#/usr/src/linux-headers-}" "$kdir"
+# The stock headers are downloaded into the cache, not installed
+# (stock_headers in lib.sh).
+for series in 6.1 6.12; do
+	if stock_headers "$series"; then
+		compile "$STOCK_VER" "$STOCK_KDIR"
+	else
+		fail "compile: get the headers of Debian's $series cloud kernel"
+	fi
 done
-[ "$found" -ge 2 ] || fail "compile: Debian 6.1 and 6.12 cloud headers not both found"
 compile test-kernel "$("$TOP/scripts/build-kernel.sh")"
 if kdir=$(i386_tree); then
 	compile i386 "$kdir" i386

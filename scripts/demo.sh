@@ -2,13 +2,13 @@
 # demo.sh (make demo): see the maglev scheduler work, on a fresh Debian 12
 # machine, without building a kernel.
 #
-# Installs what it needs with apt-get (the headers of Debian's stock 6.12
-# cloud kernel, QEMU, busybox, ipvsadm, iproute2, socat), builds
-# ip_vs_maglev.ko against the stock headers and maglev-sim, and boots the
-# stock kernel under QEMU (TCG, no network device) with an initramfs that
-# holds them and scripts/demo-guest.sh. The stock kernel itself is not
-# installed: its linux-image .deb is downloaded and unpacked into the cache
-# (stock_kernel in lib.sh), nothing goes into /boot. Nothing is loaded into
+# Installs what it needs with apt-get (gcc, QEMU, busybox, ipvsadm,
+# iproute2, socat), builds ip_vs_maglev.ko against the headers of Debian's
+# stock 6.12 cloud kernel and maglev-sim, and boots the stock kernel under
+# QEMU (TCG, no network device) with an initramfs that holds them and
+# scripts/demo-guest.sh. Neither the stock kernel nor its headers are
+# installed: their .debs are downloaded and unpacked into the cache
+# (stock_kernel, stock_headers in lib.sh), nothing goes into /boot. Nothing is loaded into
 # this machine's kernel and its network is not touched.
 #
 # The guest creates a maglev service with five real servers in network
@@ -31,7 +31,7 @@ PATH=$PATH:/usr/sbin:/sbin
 unfit() { echo "make demo: $*" >&2; exit 1; }
 
 DEMO_PKGS=(make gcc libc6-dev kmod xz-utils cpio busybox-static ipvsadm
-	   iproute2 socat qemu-system-x86 linux-headers-6.12-cloud-amd64)
+	   iproute2 socat qemu-system-x86)
 FLOWS=${DEMO_FLOWS:-3000}
 case $FLOWS in ''|*[!0-9]*) unfit "DEMO_FLOWS must be a number (10..60000)" ;; esac
 if [ "$FLOWS" -lt 10 ] || [ "$FLOWS" -gt 60000 ]; then
@@ -63,11 +63,13 @@ fi
 command -v qemu-system-x86_64 >/dev/null ||
 	unfit "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
 ver=$(stock_kver) ||
-	unfit "no headers of Debian's 6.12 cloud kernel: apt-get install linux-headers-6.12-cloud-amd64"
+	unfit "apt-cache finds no Debian 6.12 cloud kernel (linux-headers-6.12-cloud-amd64): run apt-get update"
 [ -f "$(stock_dir)/.ready" ] ||
-	step "getting the stock kernel $ver: its linux-image package, unpacked into the cache (once)"
+	step "getting the stock kernel $ver: its linux-image and linux-headers packages, unpacked into the cache (once)"
 stock_kernel ||
 	unfit "cannot get Debian's stock kernel $ver (see the lines above)"
+stock_headers ||
+	unfit "cannot get the headers of Debian's stock kernel $ver (see the lines above)"
 
 w="$TOP/build/demo"
 mkdir -p "$w"
@@ -76,7 +78,7 @@ mkdir -p "$w/root/maglev/deps" "$w/root/maglev/tests" "$w/root/maglev/bin"
 
 step "building ip_vs_maglev.ko against the $ver headers"
 stage_sources "$w/src"
-if ! make -C "/usr/src/linux-headers-$ver" M="$w/src" modules \
+if ! make -C "$STOCK_KDIR" M="$w/src" modules \
 	>"$w/module.log" 2>&1; then
 	tail -n 30 "$w/module.log" >&2
 	die "building ip_vs_maglev.ko failed (log: $w/module.log)"

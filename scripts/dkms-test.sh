@@ -2,13 +2,14 @@
 # dkms-test.sh: "dkms add", "dkms build" for Debian's stock 6.12 cloud
 # kernel and "dkms remove" of ip_vs_maglev from dkms.conf, in a private
 # DKMS tree and signing key (build/check/dkms/) so the system's DKMS state
-# is untouched.
+# is untouched. The headers come from the cache (stock_headers in lib.sh).
 # Nothing is installed.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-need_pkgs "${BUILD_PKGS[@]}" dkms linux-headers-6.12-cloud-amd64
-ver=$(stock_kver) || die "no headers of Debian's 6.12 cloud kernel"
+need_pkgs "${BUILD_PKGS[@]}" dkms
+stock_headers || die "cannot get the headers of Debian's 6.12 cloud kernel"
+ver=$STOCK_VER
 w=$(work_dir dkms)
 rm -rf "$w/tree" "$w/src"
 mkdir -p "$w/tree"
@@ -26,6 +27,7 @@ export mok_signing_key=$w/mok.key mok_certificate=$w/mok.pub
 dkms=(dkms --dkmstree "$w/tree" --sourcetree "$w/src")
 if "${dkms[@]}" add "$w/src/ip_vs_maglev-$pkgver" >"$w/dkms.log" 2>&1 &&
    "${dkms[@]}" build -m ip_vs_maglev -v "$pkgver" -k "$ver" \
+	--kernelsourcedir "$STOCK_KDIR" \
 	>>"$w/dkms.log" 2>&1; then
 	if find "$w/tree/ip_vs_maglev/$pkgver/$ver" -name 'ip_vs_maglev.ko*' |
 		grep -q .; then

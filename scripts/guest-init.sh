@@ -7,6 +7,8 @@
 #   maglev.job=test:FILE   insmod /maglev/deps/* (in deps.list order) and
 #                          /maglev/ip_vs_maglev.ko, run /maglev/tests/FILE
 #   maglev.timeout=SECS    limit for one test (default 60)
+#   maglev.ko=PATH|none    the module test: loads (default
+#                          /maglev/ip_vs_maglev.ko); none: the test loads it
 #
 # Kernel messages go to the console (ttyS0). Results go to ttyS1, one
 # line each, read by scripts/vmlib.sh:
@@ -36,6 +38,7 @@ tmo=${tmo:-60}
 
 export MAGLEV_DIR=/maglev
 export MAGLEV_KO=/maglev/ip_vs_maglev.ko
+[ -n "$(arg ko)" ] && MAGLEV_KO=$(arg ko)
 export MAGLEV_SIM=/maglev/maglev-sim
 export MAGLEV_KERNEL
 MAGLEV_KERNEL=$(uname -r)
@@ -77,7 +80,7 @@ run_test() {
 			load "/maglev/deps/$m" || true
 		done </maglev/deps.list
 	fi
-	load "$MAGLEV_KO" || true
+	[ "$MAGLEV_KO" = none ] || load "$MAGLEV_KO" || true
 	echo "@@ BEGIN $name" >&3
 	(cd /tmp && timeout "$tmo" sh "/maglev/tests/$name") >&3 2>&1
 	echo "@@ END $name $?" >&3

@@ -39,9 +39,14 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 	    xz-utils cpio kmod linux-source-6.12)
 # Everything "make check" needs, installed up front in one go.
 # shellcheck disable=SC2034
+# No linux-headers packages: they pull in linux-image packages, which
+# change the boot kernel; stock_headers fetches them into the cache.
+# libnftnl11 and libsnmp40: libraries of keepalived, which the keepalived
+# step copies into its guest (keepalived itself is downloaded, not
+# installed); debhelper, dh-dkms: make deb.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
-	    ipvsadm iproute2 socat linux-headers-cloud-amd64
-	    linux-headers-6.12-cloud-amd64 gnuplot-nox python3)
+	    ipvsadm iproute2 socat libnftnl11 libsnmp40 debhelper dh-dkms
+	    dpkg-dev gnuplot-nox python3)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then
@@ -87,45 +92,70 @@ stock_meta() {
 	esac
 }
 
-# stock_kver [SERIES]: version of the Debian SERIES (default 6.12) cloud
-# kernel whose headers are installed (the one stock_meta SERIES depends on),
-# e.g. 6.12.117+deb12-cloud-amd64 or 6.1.0-57-cloud-amd64. Needs only the
-# headers, not the image.
-# shellcheck disable=SC2120 # SERIES is optional
-stock_kver() {
-	local series=${1:-$STOCK_SERIES_DEFAULT} dep d v=''
-	dep=$(dpkg-query -W -f='${Depends}' "$(stock_meta "$series")" \
-		2>/dev/null) || return 1
+# stock_resolve [SERIES]: find the current Debian SERIES (default 6.12)
+# cloud kernel from the package lists, without installing anything: the
+# headers package that the candidate version of stock_meta SERIES depends
+# on. Sets STOCK_VER (e.g. 6.12.117+deb12-cloud-amd64 or
+# 6.1.0-57-cloud-amd64) and STOCK_PKGVER (its package version). As root,
+# runs "apt-get update" once if the lists do not know the metapackage.
+# shellcheck disable=SC2034,SC2120 # SERIES is optional
+stock_resolve() {
+	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try
+	STOCK_VER='' STOCK_PKGVER=''
+	meta=$(stock_meta "$series")
+	for try in lists update; do
+		if [ "$try" = update ]; then
+			[ "$(id -u)" -eq 0 ] || break
+			log "apt-cache knows no $meta; running apt-get update"
+			apt-get -q update >&2 || break
+		fi
+		cand=$(apt-cache policy "$meta" 2>/dev/null |
+			sed -n 's/^ *Candidate: //p')
+		[ -n "$cand" ] && [ "$cand" != '(none)' ] && break
+	done
+	[ -n "$cand" ] && [ "$cand" != '(none)' ] || return 1
+	dep=$(apt-cache show "$meta=$cand" 2>/dev/null |
+		sed -n 's/^Depends: //p' | head -n 1)
 	local IFS=,
 	for d in $dep; do
 		d=${d# }
-		d=${d%% *}
 		case $d in
-		linux-headers-"$series".*-cloud-amd64) v=${d#linux-headers-} ;;
+		"linux-headers-$series".*-cloud-amd64\ \(=\ *\))
+			STOCK_VER=${d%% *}
+			STOCK_VER=${STOCK_VER#linux-headers-}
+			STOCK_PKGVER=${d##*= }
+			STOCK_PKGVER=${STOCK_PKGVER%)}
+			;;
 		esac
 	done
-	[ -n "$v" ] && [ -d "/usr/src/linux-headers-$v" ] || return 1
-	echo "$v"
+	[ -n "$STOCK_VER" ] && [ -n "$STOCK_PKGVER" ]
+}
+
+# stock_kver [SERIES]: print STOCK_VER of stock_resolve SERIES.
+# shellcheck disable=SC2120 # SERIES is optional
+stock_kver() {
+	stock_resolve "$@" || return 1
+	echo "$STOCK_VER"
 }
 
 # stock_kernel [SERIES]: make Debian's stock SERIES (default 6.12) cloud
-# kernel matching the installed headers (stock_kver) available to boot under
-# QEMU, without installing it: the first call downloads its linux-image .deb
-# with "apt-get download" and unpacks it with dpkg-deb into the cache; later
-# calls reuse that. Nothing goes into /boot or /lib/modules. Sets STOCK_VER
-# (the kernel version) and STOCK_ROOT, the directory holding
-# boot/vmlinuz-$STOCK_VER and lib/modules/$STOCK_VER/ (with modules.dep).
+# kernel (stock_resolve) available to boot under QEMU, without installing
+# it: the first call downloads its linux-image .deb with "apt-get download"
+# and unpacks it with dpkg-deb into the cache; later calls reuse that.
+# Nothing goes into /boot or /lib/modules. Sets STOCK_VER (the kernel
+# version) and STOCK_ROOT, the directory holding boot/vmlinuz-$STOCK_VER
+# and lib/modules/$STOCK_VER/ (with modules.dep).
 # Logs and returns 1 on failure.
 # shellcheck disable=SC2034,SC2120 # SERIES is optional
 stock_kernel() {
 	local series=${1:-$STOCK_SERIES_DEFAULT} ver pkgver dir meta
-	STOCK_VER='' STOCK_ROOT=''
 	meta=$(stock_meta "$series")
-	ver=$(stock_kver "$series") || {
-		log "no headers of Debian's $series cloud kernel ($meta)"
+	STOCK_ROOT=''
+	stock_resolve "$series" || {
+		log "apt-cache finds no Debian $series cloud kernel ($meta)"
 		return 1
 	}
-	pkgver=$(dpkg-query -W -f='${Version}' "linux-headers-$ver") || return 1
+	ver=$STOCK_VER pkgver=$STOCK_PKGVER
 	dir=$(stock_dir "$ver" "$pkgver")
 	if [ ! -f "$dir/.ready" ]; then
 		mkdir -p "$dir" || return 1
@@ -137,7 +167,7 @@ stock_kernel() {
 }
 
 # stock_dir [SERIES | VER PKGVER]: the cache directory of stock_kernel, for
-# the installed headers of SERIES (default 6.12) unless given the kernel and
+# the current SERIES (default 6.12) kernel unless given the kernel and
 # package version; it holds .ready once unpacked.
 # shellcheck disable=SC2120 # SERIES is optional
 stock_dir() {
@@ -145,11 +175,86 @@ stock_dir() {
 	if [ $# -ge 2 ]; then
 		ver=$1 pkgver=$2
 	else
-		ver=$(stock_kver "${1:-}") || return 1
-		pkgver=$(dpkg-query -W -f='${Version}' "linux-headers-$ver") ||
-			return 1
+		stock_resolve "${1:-}" || return 1
+		ver=$STOCK_VER pkgver=$STOCK_PKGVER
 	fi
 	echo "$(cache_root)/stock-$ver-${pkgver//[^A-Za-z0-9.-]/_}"
+}
+
+# stock_headers [SERIES]: the headers of Debian's stock SERIES (default
+# 6.12) cloud kernel, for building modules, without installing them (an
+# installed headers package pulls in the linux-image package, which
+# changes the boot kernel): the first call downloads
+# linux-headers-VER, linux-headers-...-common and linux-kbuild-... with
+# "apt-get download" and unpacks them into one root in the cache (the
+# scripts/tools symlinks of the headers are relative). Sets STOCK_VER and
+# STOCK_KDIR, the directory to build against (make -C "$STOCK_KDIR"
+# M=...). Logs and returns 1 on failure.
+# shellcheck disable=SC2034,SC2120 # SERIES is optional
+stock_headers() {
+	local series=${1:-$STOCK_SERIES_DEFAULT} dir
+	STOCK_KDIR=''
+	stock_resolve "$series" || {
+		log "apt-cache finds no Debian $series cloud kernel ($(stock_meta "$series"))"
+		return 1
+	}
+	dir="$(cache_root)/headers-$STOCK_VER-${STOCK_PKGVER//[^A-Za-z0-9.-]/_}"
+	if [ ! -f "$dir/.ready" ]; then
+		mkdir -p "$dir" || return 1
+		( flock 9 && stock_headers_unpack "$STOCK_VER" "$STOCK_PKGVER" \
+			"$dir" ) 9>"$dir.lock" || return 1
+	fi
+	STOCK_KDIR=$dir/root/usr/src/linux-headers-$STOCK_VER
+}
+
+# stock_headers_unpack VER PKGVER DIR: the work of stock_headers, under its
+# lock.
+stock_headers_unpack() {
+	local ver=$1 pkgver=$2 dir=$3 dep d pkgs deb
+	[ -f "$dir/.ready" ] && return 0
+	rm -rf "$dir/dl" "$dir/tmp" "$dir/root" "$dir/download.log"
+	mkdir -p "$dir/dl" "$dir/tmp" || return 1
+	# linux-headers-VER depends on its -common and linux-kbuild packages
+	# (and on the image, which is not wanted here).
+	pkgs=("linux-headers-$ver")
+	dep=$(apt-cache show "linux-headers-$ver=$pkgver" 2>/dev/null |
+		sed -n 's/^Depends: //p' | head -n 1)
+	local IFS=,
+	for d in $dep; do
+		d=${d# }
+		d=${d%% *}
+		case $d in
+		linux-headers-*-common|linux-kbuild-*) pkgs+=("$d") ;;
+		esac
+	done
+	unset IFS
+	[ ${#pkgs[@]} -eq 3 ] || {
+		log "linux-headers-$ver $pkgver: expected a -common and a linux-kbuild dependency, got: $dep"
+		return 1
+	}
+	for d in "${pkgs[@]}"; do
+		log "downloading $d=$pkgver into $dir"
+		(cd "$dir/dl" && apt-get -q download "$d=$pkgver") \
+			>>"$dir/download.log" 2>&1 || {
+			tail -n 5 "$dir/download.log" >&2
+			log "cannot download $d $pkgver (log: $dir/download.log); as root, 'apt-get update' may help"
+			return 1
+		}
+	done
+	for deb in "$dir"/dl/*.deb; do
+		dpkg-deb -x "$deb" "$dir/tmp" || return 1
+	done
+	d=$dir/tmp/usr/src/linux-headers-$ver
+	if [ ! -f "$d/Makefile" ] || [ ! -e "$d/scripts/Makefile.build" ]; then
+		log "headers of $ver incomplete in $dir/tmp"
+		return 1
+	fi
+	# The Makefile includes the -common one by its absolute /usr/src path.
+	sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" "$d/Makefile" ||
+		return 1
+	mv -T "$dir/tmp" "$dir/root" || return 1
+	rm -rf "$dir/dl"
+	touch "$dir/.ready"
 }
 
 # stock_unpack VER PKGVER DIR META: the work of stock_kernel, under its
@@ -263,7 +368,8 @@ summary() {
 }
 
 # Module source files copied by stage_sources.
-MODULE_SOURCES=(Kbuild Makefile dkms.conf include kunit maglev_main.c maglev_table.c)
+MODULE_SOURCES=(Kbuild Makefile dkms.conf include kunit maglev_main.c maglev_table.c
+		maglev_excl.c)
 
 # stage_sources DEST: copy the module sources (no build products) into DEST,
 # so builds for different kernels neither share objects nor touch the tree.

@@ -11,7 +11,8 @@ kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir static)
 
 cd "$TOP"
-files=(maglev_main.c maglev_table.c ring_hash.c include/*.h kunit/*.c)
+files=(maglev_main.c maglev_table.c maglev_excl.c ring_hash.c include/*.h
+       kunit/*.c)
 for f in "${files[@]}"; do
 	if [ ! -f "$f" ]; then
 		fail "checkpatch: $f missing"

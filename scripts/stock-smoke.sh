@@ -5,9 +5,9 @@
 # dependencies) and our module built against its headers, then add a
 # maglev service with three real servers, list it with ipvsadm and in
 # /proc/net/ip_vs_maglev, delete it and unload (scripts/stock-smoke-guest.sh).
-# Each kernel and its modules come from the linux-image .deb matching the
-# installed headers, unpacked into the cache (stock_kernel in lib.sh);
-# nothing is installed. Results are named "stock-6.1: ..." and
+# Each kernel and its modules come from its linux-image .deb, its headers
+# from the linux-headers .debs, unpacked into the cache (stock_kernel and
+# stock_headers in lib.sh); nothing is installed. Results are named "stock-6.1: ..." and
 # "stock-6.12: ...".
 # Logs: build/check/stock/<series>/.
 set -eu
@@ -15,8 +15,7 @@ set -eu
 . "$(dirname "$0")/vmlib.sh"
 
 SERIES=(6.1 6.12)
-need_pkgs "${BUILD_PKGS[@]}" linux-headers-cloud-amd64 \
-	linux-headers-6.12-cloud-amd64
+need_pkgs "${BUILD_PKGS[@]}"
 w=$(work_dir stock)
 
 # smoke SERIES: the smoke test on Debian's stock SERIES cloud kernel, with
@@ -30,12 +29,16 @@ smoke() {
 		return
 	fi
 	ver=$STOCK_VER
+	if ! stock_headers "$series" || [ "$STOCK_VER" != "$ver" ]; then
+		fail "$label: get the headers of Debian's stock $series cloud kernel"
+		return
+	fi
 	stage_sources "$d/src"
 	if [ ! -f "$d/src/Kbuild" ]; then
 		fail "$label: no Kbuild, module sources missing"
 		return
 	fi
-	if ! make -C "/usr/src/linux-headers-$ver" M="$d/src" modules \
+	if ! make -C "$STOCK_KDIR" M="$d/src" modules \
 		>"$d/module.log" 2>&1; then
 		fail "$label: build ip_vs_maglev.ko against $ver (see $d/module.log)"
 		tail -n 30 "$d/module.log"

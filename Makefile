@@ -12,7 +12,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install check demo tools bench-host help host-test
+.PHONY: all modules clean install check demo tools bench-host bench-guest help host-test
 
 all: modules
 
@@ -65,6 +65,10 @@ $(BUILD)/bench-host: tools/bench-host.c $(BENCH_KSRC) tools/mh_port.h tests/magl
 bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
+# maglev against the kernel's own ip_vs_mh at 65521 slots, in one QEMU boot.
+bench-guest:
+	scripts/bench-guest.sh
+
 # Host unit tests only (no kernel, seconds).
 host-test:
 	tests/run.sh
@@ -87,3 +91,4 @@ help:
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
 	@echo '  make bench-host table build and lookup benchmark (prints figures)'
+	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'

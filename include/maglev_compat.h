@@ -19,6 +19,7 @@
 #include <linux/bug.h>
 #include <asm/byteorder.h>
 #include <linux/sort.h>
+#include <linux/sched.h>
 
 static inline void maglev_sort(void *base, size_t num, size_t size,
 			       int (*cmp)(const void *, const void *))
@@ -33,6 +34,12 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 
 	div_u64_rem(x, m, &rem);
 	return rem;
+}
+
+/* Long fills (M up to 5000011) give the CPU up now and then. */
+static inline void maglev_cond_resched(void)
+{
+	cond_resched();
 }
 
 #else /* userspace */
@@ -88,6 +95,10 @@ typedef __s64 s64;
 static inline u32 maglev_mod64(u64 x, u32 m)
 {
 	return (u32)(x % m);
+}
+
+static inline void maglev_cond_resched(void)
+{
 }
 
 static inline void maglev_sort(void *base, size_t num, size_t size,

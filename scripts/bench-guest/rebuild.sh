@@ -127,7 +127,7 @@ while [ "$r" -lt "$ROUNDS" ]; do
 		k=0
 		t0=$(now)
 		while [ "$k" -lt "$EDITS" ]; do
-			ipvsadm -e -t $vip -r "$last" -m -w $((k % 2 + 1)) ||
+			ipvsadm -e -t "$vip" -r "$last" -m -w $((k % 2 + 1)) ||
 				die "ipvsadm -e ($s)"
 			if [ $s = maglev ]; then
 				caught_up

@@ -12,19 +12,19 @@
 #     rebuild, per server, without a process start per server); chunks of
 #     the three services take turns. With asynchronous maglev builds
 #     (/proc shows "pending"), the time until "pending 0" is added.
-#  2. At N servers, rebuilds: one server's weight is edited (1 <-> 2) with
-#     one ipvsadm call per edit, ROUNDS rounds of EDITS edits per service,
-#     the services taking turns. Per rebuild = (service's time per edit -
-#     rr's time per edit); for maglev also build_ns from /proc, the build
-#     alone as the module times it.
+#  2. At N servers, rebuilds: one server's weight is edited (2 <-> 3),
+#     EDITS edits per "ipvsadm -R", ROUNDS rounds, the services taking
+#     turns. Per rebuild = service's time per edit - rr's time per edit
+#     (with asynchronous maglev builds, until "pending 0"); for maglev also
+#     build_ns from /proc, the build alone as the module times it.
 # Figures are medians; ratios are mh over maglev.
 
 PROC=/proc/net/ip_vs_maglev
 PARAMS=/sys/module/ip_vs_maglev/parameters
 SIZE=65521
 N=1000
-EDITS=10
-ROUNDS=7
+EDITS=40
+ROUNDS=5
 CHUNK=100
 W=/tmp/bench
 mkdir -p "$W"
@@ -118,37 +118,39 @@ echo "  maglev builds $(field $MG builds), last build_ns $(field $MG build_ns)"
 echo
 
 # ---- 2. rebuilds at N servers ----
+# EDITS weight edits of one server (1 <-> 2) per "ipvsadm -R", so one
+# process start is spread over EDITS rebuilds and rr's batch subtracts it.
 : >"$W/ed.maglev"; : >"$W/ed.mh"; : >"$W/ed.rr"; : >"$W/bns"
 last=$(rip $((N / 2))):80
+for s in maglev mh rr; do
+	case $s in maglev) vip=$MG ;; mh) vip=$MH ;; rr) vip=$RR ;; esac
+	k=0
+	: >"$W/edits.$s"
+	while [ "$k" -lt "$EDITS" ]; do
+		echo "-e -t $vip -r $last -m -w $((k % 2 + 2))" >>"$W/edits.$s"
+		k=$((k + 1))
+	done
+done
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
 	for s in maglev mh rr; do
-		case $s in maglev) vip=$MG ;; mh) vip=$MH ;; rr) vip=$RR ;; esac
-		k=0
 		t0=$(now)
-		while [ "$k" -lt "$EDITS" ]; do
-			ipvsadm -e -t "$vip" -r "$last" -m -w $((k % 2 + 1)) ||
-				die "ipvsadm -e ($s)"
-			if [ $s = maglev ]; then
-				caught_up
-				field $MG build_ns >>"$W/bns"
-			fi
-			k=$((k + 1))
-		done
-		echo $(( ($(now) - t0) / EDITS )) >>"$W/ed.$s"
+		ipvsadm -R <"$W/edits.$s" || die "ipvsadm -R edits ($s)"
+		[ $s = maglev ] && caught_up
+		t1=$(now)
+		echo $(( (t1 - t0) / EDITS )) >>"$W/ed.$s"
+		[ $s = maglev ] && field $MG build_ns >>"$W/bns"
 	done
 	r=$((r + 1))
 done
-ipvsadm -e -t $MG -r "$last" -m -w 1
-ipvsadm -e -t $MH -r "$last" -m -w 1
 e_mg=$(median "$W/ed.maglev"); e_mh=$(median "$W/ed.mh"); e_rr=$(median "$W/ed.rr")
 bns=$(median "$W/bns")
-echo "One rebuild at $N servers (weight edits, one ipvsadm call each; median of $ROUNDS rounds"
-echo "of $EDITS edits, range in brackets):"
+echo "One rebuild at $N servers: $EDITS weight edits of one server per ipvsadm -R,"
+echo "$ROUNDS rounds, services taking turns; time per edit, median [min..max]:"
 echo "  rr edit        $(ms "$e_rr") ms [$(spread "$W/ed.rr")]  (ipvsadm + IPVS, no table)"
 echo "  maglev edit    $(ms "$e_mg") ms [$(spread "$W/ed.maglev")]  -> rebuild $(ms $((e_mg - e_rr))) ms"
 echo "  mh edit        $(ms "$e_mh") ms [$(spread "$W/ed.mh")]  -> rebuild $(ms $((e_mh - e_rr))) ms"
-echo "  maglev build_ns (from /proc, median of $(wc -l <"$W/bns")): $(ms "$bns") ms [$(spread "$W/bns")]"
+echo "  maglev build_ns of the last build of each round: $(ms "$bns") ms [$(spread "$W/bns")]"
 echo "  mh rebuild / maglev rebuild: $(ratio $((e_mh - e_rr)) $((e_mg - e_rr)))"
 echo "  mh rebuild / maglev build_ns: $(ratio $((e_mh - e_rr)) "$bns")"
 ipvsadm -C

@@ -72,7 +72,7 @@ ipvsadm -A -t $RR -s rr || die "rr service"
 	die "maglev table size is $(field $MG size), not $SIZE"
 [ -n "$(field $MG pending)" ] && HAS_PENDING=1
 
-echo "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs (QEMU TCG)"
+echo "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs (QEMU TCG), clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 echo "maglev table_size $SIZE, mh = the kernel's ip_vs_mh.c at 65521 slots,"
 echo "$N real servers; asynchronous maglev builds: $([ $HAS_PENDING -eq 1 ] && echo yes || echo no)"
 echo

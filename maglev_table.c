@@ -394,12 +394,13 @@ static u32 maglev_inverse_mod(u32 skip, u32 size)
  * The tail of the fill.  Every slot a backend's walk has passed is owned
  * and stays owned, so its next slot is the empty slot e nearest along its
  * sequence, the one with the smallest (e - pos) * skip^-1 mod M.  This picks
- * exactly the slot the walk would reach, without the walk.
+ * exactly the slot the walk would reach, without the walk.  The slot leaves
+ * the list of @nr_emptyp empty slots.
  */
-static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty, u32 nr_empty,
-			    u32 size)
+static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
+			    u32 *nr_emptyp, u32 size)
 {
-	u32 best = 0, best_d = U32_MAX, i, e;
+	u32 best = 0, best_d = U32_MAX, nr_empty = (*nr_emptyp)--, i, e;
 
 	if (!c->inv)
 		c->inv = maglev_inverse_mod(c->skip, size);
@@ -531,8 +532,7 @@ void maglev_fill(struct maglev_table *t, u32 size,
 				} else {
 					probes += nr_empty;
 					pos = maglev_fill_tail(c, empty,
-								nr_empty--,
-								size);
+							       &nr_empty, size);
 				}
 				maglev_set_bit(bm, pos);
 				t->slot[pos] = (u16)i;
@@ -540,15 +540,13 @@ void maglev_fill(struct maglev_table *t, u32 size,
 				c->pos = pos >= size ? pos - size : pos;
 				if (!--left)
 					goto done;
-				if (unlikely(left == mark)) {
-					maglev_cond_resched();
-					mark = maglev_fill_mark(left);
-					if (!mark && !tail) {
-						nr_empty = maglev_collect_empty(bm,
-									size,
-									empty);
-						tail = true;
-					}
+				if (likely(left != mark))
+					continue;
+				maglev_cond_resched();
+				mark = maglev_fill_mark(left);
+				if (!mark && !tail) {
+					tail = true;
+					nr_empty = maglev_collect_empty(bm, size, empty);
 				}
 			}
 		}

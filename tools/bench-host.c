@@ -35,7 +35,7 @@
 #include "maglev_ref.h"
 #include "mh_port.h"
 
-#define RUNS		31
+#define RUNS		51
 #define LOOKUP_RUNS	9
 #define LOOKUP_KEYS	10000000U
 #define SAMPLE_SLOTS	262144U	/* repeat small fills up to this */
@@ -135,7 +135,7 @@ enum { V_FILL, V_BUILD, V_REF, V_MH, NR_V };
 
 /* Per variant: median and quartiles of the ns per call. */
 struct figures {
-	u64 med[NR_V], q1[NR_V], q3[NR_V];
+	u64 med[NR_V], q1[NR_V], q3[NR_V], lo[NR_V];
 	/* run by run ratios (x1000): mh / build and ref / fill */
 	u64 mh_med, mh_q1, mh_q3, ref_med, ref_q1, ref_q3;
 };
@@ -297,6 +297,7 @@ static double point_time(struct point *p, struct figures *f)
 		f->med[k] = median(ns[k], RUNS);
 		f->q1[k] = quartile1(ns[k], RUNS);
 		f->q3[k] = quartile3(ns[k], RUNS);
+		f->lo[k] = ns[k][0];	/* sorted by median() */
 	}
 
 	maglev_fill(p->t, p->size, p->b, p->n, p->work, &st);
@@ -511,6 +512,9 @@ int main(void)
 	       t.mh_q1 / 1000.0, t.mh_q3 / 1000.0);
 	printf("  ref / maglev_fill   %.2fx [%.2f, %.2f]\n", t.ref_med / 1000.0,
 	       t.ref_q1 / 1000.0, t.ref_q3 / 1000.0);
+	printf("  fastest runs: maglev_build %.3f ms, mh rebuild %.3f ms, ratio %.2fx\n",
+	       ms(t.lo[V_BUILD]), ms(t.lo[V_MH]),
+	       (double)t.lo[V_MH] / (t.lo[V_BUILD] ? : 1));
 	printf("  hash+lookup   %.2f ns per key\n", look);
 	printf("(checksum %016llx)\n", sink);
 	return 0;

@@ -18,12 +18,16 @@
 /*
  * Once this few slots are left empty, a backend's next slot is found by
  * computing, for every empty slot, its distance along the backend's
- * preference sequence instead of walking the sequence (see fill_tail()).
+ * preference sequence instead of walking the sequence (see
+ * maglev_fill_tail()).
  * Walking costs about M / empty probes per claim, the shortcut one
  * multiply and one modulo per empty slot; 128 is near the break-even point
  * for M = 65537 and harmless for other sizes.
  */
 #define TAIL_SLOTS	128
+
+/* In the kernel, the fill calls cond_resched() after this many slots. */
+#define MAGLEV_RESCHED_SLOTS	4096U
 
 /* Per-backend fill state, in the scratch area. */
 struct maglev_cursor {
@@ -507,18 +511,18 @@ int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 	return 0;
 }
 
-static inline bool test_bit64(const u64 *bm, u32 bit)
+static inline bool maglev_test_bit(const u64 *bm, u32 bit)
 {
 	return bm[bit / 64] >> (bit % 64) & 1;
 }
 
-static inline void set_bit64(u64 *bm, u32 bit)
+static inline void maglev_set_bit(u64 *bm, u32 bit)
 {
 	bm[bit / 64] |= 1ULL << (bit % 64);
 }
 
 /* skip^-1 mod size, for a prime size and 0 < skip < size. */
-static u32 inverse_mod(u32 skip, u32 size)
+static u32 maglev_inverse_mod(u32 skip, u32 size)
 {
 	s64 t = 0, nt = 1;
 	u32 r = size, nr = skip;
@@ -541,15 +545,16 @@ static u32 inverse_mod(u32 skip, u32 size)
  * The tail of the fill.  Every slot a backend's walk has passed is owned
  * and stays owned, so its next slot is the empty slot e nearest along its
  * sequence, the one with the smallest (e - pos) * skip^-1 mod M.  This picks
- * exactly the slot the walk would reach, without the walk.
+ * exactly the slot the walk would reach, without the walk.  The slot leaves
+ * the list of @nr_emptyp empty slots.
  */
-static u32 fill_tail(struct maglev_cursor *c, u32 *empty, u32 nr_empty,
-		     u32 size)
+static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
+			    u32 *nr_emptyp, u32 size)
 {
-	u32 best = 0, best_d = U32_MAX, i, e;
+	u32 best = 0, best_d = U32_MAX, nr_empty = (*nr_emptyp)--, i, e;
 
 	if (!c->inv)
-		c->inv = inverse_mod(c->skip, size);
+		c->inv = maglev_inverse_mod(c->skip, size);
 	for (i = 0; i < nr_empty; i++) {
 		u32 delta = empty[i] >= c->pos ? empty[i] - c->pos :
 			    empty[i] + size - c->pos;
@@ -565,23 +570,23 @@ static u32 fill_tail(struct maglev_cursor *c, u32 *empty, u32 nr_empty,
 	return e;
 }
 
-static u32 collect_empty(const u64 *bm, u32 size, u32 *empty)
+static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty)
 {
 	u32 s, k = 0;
 
 	for (s = 0; s < size; s++)
-		if (!test_bit64(bm, s))
+		if (!maglev_test_bit(bm, s))
 			empty[k++] = s;
 	return k;
 }
 
 /* Walk a backend's preference sequence to its first empty slot. */
-static inline u32 walk(const u64 *bm, const struct maglev_cursor *c,
-		       u32 size, u64 *probes)
+static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
+			      u32 size, u64 *probes)
 {
 	u32 pos = c->pos;
 
-	while (test_bit64(bm, pos)) {
+	while (maglev_test_bit(bm, pos)) {
 		pos += c->skip;
 		if (pos >= size)
 			pos -= size;
@@ -589,6 +594,20 @@ static inline u32 walk(const u64 *bm, const struct maglev_cursor *c,
 	}
 	(*probes)++;
 	return pos;
+}
+
+/*
+ * The next number of empty slots at which the fill stops to reschedule or
+ * to start the tail: MAGLEV_RESCHED_SLOTS claims later, or TAIL_SLOTS; 0
+ * once in the tail.
+ */
+static u32 maglev_fill_mark(u32 left)
+{
+	if (left <= TAIL_SLOTS)
+		return 0;
+	if (left - TAIL_SLOTS <= MAGLEV_RESCHED_SLOTS)
+		return TAIL_SLOTS;
+	return left - MAGLEV_RESCHED_SLOTS;
 }
 
 /**
@@ -607,6 +626,9 @@ static inline u32 walk(const u64 *bm, const struct maglev_cursor *c,
  * slots; the result is identical to the plain fill.  Sets @t's size,
  * nr_backends, nr_filled and slots; not the digest.  With no turns at all
  * the table is empty (every slot %MAGLEV_NONE).
+ *
+ * Context: in the kernel, calls cond_resched() every %MAGLEV_RESCHED_SLOTS
+ * slots (a table may have millions), so the caller must be able to sleep.
  */
 void maglev_fill(struct maglev_table *t, u32 size,
 		 const struct maglev_backend *b, u32 n, void *work,
@@ -615,7 +637,7 @@ void maglev_fill(struct maglev_table *t, u32 size,
 	u64 *bm = (u64 *)((u8 *)work + maglev_alt_table_bytes(size));
 	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
-	u32 left = size, nr_empty = 0, i, k;
+	u32 left = size, mark, nr_empty = 0, i, k;
 	bool any = false, bad = false, tail = false;
 	u64 probes = 0;
 
@@ -643,6 +665,12 @@ void maglev_fill(struct maglev_table *t, u32 size,
 		return;
 	}
 
+	/*
+	 * At every mark (each MAGLEV_RESCHED_SLOTS claims, then TAIL_SLOTS
+	 * before the end) the fill gives the CPU up in the kernel, and at the
+	 * last one it switches to the tail; one compare per claim.
+	 */
+	mark = maglev_fill_mark(left);
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			struct maglev_cursor *c = &cur[i];
@@ -651,21 +679,25 @@ void maglev_fill(struct maglev_table *t, u32 size,
 				u32 pos;
 
 				if (likely(!tail)) {
-					pos = walk(bm, c, size, &probes);
+					pos = maglev_walk(bm, c, size, &probes);
 				} else {
 					probes += nr_empty;
-					pos = fill_tail(c, empty, nr_empty--,
-							size);
+					pos = maglev_fill_tail(c, empty,
+							       &nr_empty, size);
 				}
-				set_bit64(bm, pos);
+				maglev_set_bit(bm, pos);
 				t->slot[pos] = (u16)i;
 				pos += c->skip;
 				c->pos = pos >= size ? pos - size : pos;
 				if (!--left)
 					goto done;
-				if (!tail && left <= TAIL_SLOTS) {
-					nr_empty = collect_empty(bm, size, empty);
+				if (likely(left != mark))
+					continue;
+				maglev_cond_resched();
+				mark = maglev_fill_mark(left);
+				if (!mark && !tail) {
 					tail = true;
+					nr_empty = maglev_collect_empty(bm, size, empty);
 				}
 			}
 		}

@@ -19,6 +19,7 @@
 #include <linux/bug.h>
 #include <asm/byteorder.h>
 #include <linux/sort.h>
+#include <linux/sched.h>
 
 static inline void maglev_sort(void *base, size_t num, size_t size,
 			       int (*cmp)(const void *, const void *))
@@ -39,6 +40,12 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 static inline u64 maglev_div64(u64 x, u64 m)
 {
 	return div64_u64(x, m);
+}
+
+/* Long fills (M up to 5000011) give the CPU up now and then. */
+static inline void maglev_cond_resched(void)
+{
+	cond_resched();
 }
 
 #else /* userspace */
@@ -99,6 +106,10 @@ static inline u32 maglev_mod64(u64 x, u32 m)
 static inline u64 maglev_div64(u64 x, u64 m)
 {
 	return x / m;
+}
+
+static inline void maglev_cond_resched(void)
+{
 }
 
 static inline void maglev_sort(void *base, size_t num, size_t size,

@@ -68,36 +68,3 @@ void maglev_ref_fill(struct maglev_table *t, u32 size,
 	free(next);
 	t->nr_filled = filled;
 }
-
-void maglev_ref_fill_mh_style(const struct maglev_backend **slot, u32 size,
-			      const struct maglev_backend *b, u32 n)
-{
-	u32 filled = 0;
-	u32 *perm;
-	u32 i, k, c;
-
-	for (c = 0; c < size; c++)
-		slot[c] = NULL;
-
-	if (!ref_any_turns(b, n))
-		return;
-
-	/* perm[i]: the backend's current position in its sequence */
-	perm = ref_alloc_next(n);
-	for (i = 0; i < n; i++)
-		perm[i] = b[i].offset;
-
-	while (filled < size) {
-		for (i = 0; i < n && filled < size; i++) {
-			for (k = 0; k < b[i].turns && filled < size; k++) {
-				c = perm[i];
-				while (slot[c])
-					c = (c + b[i].skip) % size;
-				slot[c] = &b[i];
-				perm[i] = (c + b[i].skip) % size;
-				filled++;
-			}
-		}
-	}
-	free(perm);
-}

@@ -4,11 +4,10 @@
  *
  * maglev_ref_fill() follows the "Fill" paragraph of maglev_table.h word for
  * word, with no tricks, so that the optimised maglev_fill() can be checked
- * bit-identical against it.  maglev_ref_fill_mh_style() fills a table of
- * pointers the way ip_vs_mh does (a division per probe, 8-byte slots); it
- * is only there to give the benchmark a point of comparison.
+ * bit-identical against it.  (The benchmark's ip_vs_mh baseline is a
+ * faithful port of ip_vs_mh, tools/mh_port.c.)
  *
- * Userspace only: both may allocate.
+ * Userspace only: it may allocate.
  */
 #ifndef _MAGLEV_REF_H
 #define _MAGLEV_REF_H
@@ -34,18 +33,5 @@
  */
 void maglev_ref_fill(struct maglev_table *t, u32 size,
 		     const struct maglev_backend *b, u32 n);
-
-/**
- * maglev_ref_fill_mh_style() - ip_vs_mh-style fill, for comparison
- * @slot: @size pointers, filled with the owner's address in @b or NULL
- * @size: table size M, a prime
- * @b: as for maglev_ref_fill()
- * @n: number of backends
- *
- * Same owners as maglev_ref_fill() (slot[i] - b == t->slot[i]), but one
- * "%" per probe and a table of 8-byte pointers, as ip_vs_mh keeps it.
- */
-void maglev_ref_fill_mh_style(const struct maglev_backend **slot, u32 size,
-			      const struct maglev_backend *b, u32 n);
 
 #endif /* _MAGLEV_REF_H */

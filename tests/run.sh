@@ -46,6 +46,20 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
+if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -Iinclude -Itests -Itools \
+	-o build/mh-port-test tests/mh_port_test.c tools/mh_port.c \
+	tests/maglev_ref.c maglev_table.c; then
+	build/mh-port-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: mh port test: /p' "$log"
+	count "$log" "mh port tests"
+else
+	echo "FAIL: mh port tests do not build"
+	fail=$((fail + 1))
+fi
+
 echo "== maglev-sim tests"
 if make -s tools && [ -x tests/sim/run.sh ]; then
 	tests/sim/run.sh | tee "$log" || true

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of tools/mh_port.c, the ip_vs_mh port make bench-host
+ * measures against: its hsiphash against the kernel's own test vectors
+ * (lib/siphash_kunit.c, 64-bit), and its tables against the plain reference
+ * fill run on ip_vs_mh's setup (list order, hsiphash offsets and skips,
+ * gcd/shift turns), including rebuilds in place after dests come and go
+ * and the dest reference counts those leave.  Ends with "N passed, N
+ * failed".
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "maglev_table.h"
+#include "maglev_ref.h"
+#include "mh_port.h"
+
+static unsigned int passed, failed;
+
+static void result(bool ok, const char *name)
+{
+	printf("%s - %s\n", ok ? "ok" : "not ok", name);
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* lib/siphash_kunit.c, BITS_PER_LONG == 64: key 00 01 .. 0f, input 00 01 .. */
+static const u32 hsiphash_vectors[64] = {
+	0x050fc4dcU, 0x7d57ca93U, 0x4dc7d44dU, 0xe7ddf7fbU, 0x88d38328U,
+	0x49533b67U, 0xc59f22a7U, 0x9bb11140U, 0x8d299a8eU, 0x6c063de4U,
+	0x92ff097fU, 0xf94dc352U, 0x57b4d9a2U, 0x1229ffa7U, 0xc0f95d34U,
+	0x2a519956U, 0x7d908b66U, 0x63dbd80cU, 0xb473e63eU, 0x8d297d1cU,
+	0xa6cce040U, 0x2b45f844U, 0xa320872eU, 0xdae6c123U, 0x67349c8cU,
+	0x705b0979U, 0xca9913a5U, 0x4ade3b35U, 0xef6cd00dU, 0x4ab1e1f4U,
+	0x43c5e663U, 0x8c21d1bcU, 0x16a7b60dU, 0x7a8ff9bfU, 0x1f2a753eU,
+	0xbf186b91U, 0xada26206U, 0xa3c33057U, 0xae3a36a1U, 0x7b108392U,
+	0x99e41531U, 0x3f1ad944U, 0xc8138825U, 0xc28949a6U, 0xfaf8876bU,
+	0x9f042196U, 0x68b1d623U, 0x8b5114fdU, 0xdf074c46U, 0x12cc86b3U,
+	0x0a52098fU, 0x9d292f9aU, 0xa2f41f12U, 0x43a71ed0U, 0x73f0bce6U,
+	0x70a7e980U, 0x243c6d75U, 0xfdb71513U, 0xa67d8a08U, 0xb7e8f148U,
+	0xf7a644eeU, 0x0f1837f2U, 0x4b6694e0U, 0xb7bbb3a8U,
+};
+
+static void test_hsiphash(void)
+{
+	const struct mhp_hkey key = { { 0x0706050403020100UL,
+					0x0f0e0d0c0b0a0908UL } };
+	u8 in[64], in_unaligned[65];
+	bool ok = true;
+	unsigned int i;
+
+	for (i = 0; i < 64; i++) {
+		in[i] = (u8)i;
+		in_unaligned[i + 1] = (u8)i;
+	}
+	for (i = 0; i < 64; i++) {
+		if (mhp_hsiphash(in, i, &key) != hsiphash_vectors[i] ||
+		    mhp_hsiphash(in_unaligned + 1, i, &key) !=
+		    hsiphash_vectors[i]) {
+			fprintf(stderr, "  hsiphash length %u: %08x, want %08x\n",
+				i, mhp_hsiphash(in, i, &key),
+				hsiphash_vectors[i]);
+			ok = false;
+		}
+	}
+	if (mhp_hsiphash_1u32(0x03020100U, &key) != hsiphash_vectors[4]) {
+		fprintf(stderr, "  hsiphash_1u32 differs\n");
+		ok = false;
+	}
+	result(ok, "hsiphash matches the kernel's test vectors");
+}
+
+/* Deterministic PRNG (xorshift64*). */
+static u64 rng_state = 0x9e3779b97f4a7c15ULL;
+
+static u64 rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+/*
+ * The port's table against maglev_ref_fill() given ip_vs_mh's setup, and
+ * each dest's reference count against the slots it owns.
+ */
+static bool check_table(const struct mhp_state *s,
+			const struct mhp_service *svc)
+{
+	u32 n = svc->num_dests, size = s->tab_size, i, c;
+	struct maglev_backend *b = calloc(n ? n : 1, sizeof(*b));
+	struct mhp_dest **d = calloc(n ? n : 1, sizeof(*d));
+	struct maglev_table *ref = malloc(maglev_table_bytes(size));
+	struct mhp_list *p;
+	u32 *owned = calloc(n ? n : 1, sizeof(*owned));
+	bool ok = true;
+
+	if (!b || !d || !ref || !owned)
+		abort();
+	i = 0;
+	for (p = svc->destinations.next; p != &svc->destinations; p = p->next) {
+		d[i] = (struct mhp_dest *)p;	/* n_list comes first */
+		b[i].offset = mhp_offset(s, d[i]);
+		b[i].skip = mhp_skip(s, d[i]);
+		b[i].turns = s->gcd < 1 ? 0 : (u32)mhp_turns(s, d[i]);
+		i++;
+	}
+	maglev_ref_fill(ref, size, b, n);
+	for (c = 0; c < size; c++) {
+		const struct mhp_dest *want =
+			ref->slot[c] == MAGLEV_NONE ? NULL : d[ref->slot[c]];
+
+		if (s->lookup[c].dest != want) {
+			if (ok)
+				fprintf(stderr, "  M %u N %u: slot %u differs\n",
+					size, n, c);
+			ok = false;
+		}
+		if (ref->slot[c] != MAGLEV_NONE)
+			owned[ref->slot[c]]++;
+	}
+	for (i = 0; i < n; i++) {
+		if ((u32)d[i]->refcnt != owned[i]) {
+			if (ok)
+				fprintf(stderr, "  dest %u: refcnt %d, owns %u\n",
+					i, d[i]->refcnt, owned[i]);
+			ok = false;
+		}
+	}
+	free(b);
+	free(d);
+	free(ref);
+	free(owned);
+	return ok;
+}
+
+static struct mhp_dest *new_dest(u32 i, int weight)
+{
+	struct mhp_dest *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		abort();
+	d->af = 2;
+	d->addr[0] = htonl(0x0a000000U + i);
+	d->port = htons(80);
+	d->weight = weight;
+	d->last_weight = weight;
+	return d;
+}
+
+static void test_tables(unsigned int size, u32 n, int wmax)
+{
+	struct mhp_dest **d = calloc(n + 1, sizeof(*d));
+	struct mhp_service svc;
+	struct mhp_state s;
+	char name[96];
+	bool ok;
+	u32 i;
+
+	if (!d)
+		abort();
+	mhp_service_init(&svc);
+	for (i = 0; i < n; i++) {
+		d[i] = new_dest(i, 1 + (int)(rnd() % (u64)wmax));
+		mhp_service_add(&svc, d[i]);
+	}
+	ok = !mhp_init_svc(&s, &svc, size) && check_table(&s, &svc);
+	/* one more dest, rebuilt in place */
+	d[n] = new_dest(n, 1 + (int)(rnd() % (u64)wmax));
+	mhp_service_add(&svc, d[n]);
+	ok = ok && !mhp_dest_changed(&s, &svc) && check_table(&s, &svc);
+	/* a weight edit, then every weight zero */
+	d[n / 2]->last_weight = 0;
+	ok = ok && !mhp_dest_changed(&s, &svc) && check_table(&s, &svc);
+	for (i = 0; i <= n; i++)
+		d[i]->last_weight = 0;
+	ok = ok && !mhp_dest_changed(&s, &svc) && check_table(&s, &svc);
+	mhp_done_svc(&s);
+	for (i = 0; i <= n; i++) {
+		ok = ok && !d[i]->refcnt;
+		free(d[i]);
+	}
+	free(d);
+	snprintf(name, sizeof(name),
+		 "port's table = reference fill on mh's setup (M %u, N %u, weights 1..%d)",
+		 size, n, wmax);
+	result(ok, name);
+}
+
+int main(void)
+{
+	test_hsiphash();
+	test_tables(MHP_SIZE_SMALL, 1, 1);
+	test_tables(MHP_SIZE_SMALL, 10, 1);
+	test_tables(MHP_SIZE_SMALL, 100, 200);	/* shifted weights */
+	test_tables(MHP_SIZE_LARGE, 1000, 1);
+	test_tables(MHP_SIZE_LARGE, 300, 5);
+	test_tables(MHP_SIZE_LARGE, 50, 1000);	/* shifted weights */
+	printf("%u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -9,7 +9,9 @@
 # finds only one CPU of a multi-core socket). Exit status is QEMU's, or 124 on timeout.
 # tsc=reliable: under TCG the TSC follows the host clock, but the jiffies
 # watchdog sees emulation jitter and would demote it, leaving the guest on
-# 4 ms jiffies, too coarse for the build_ns figures.
+# 4 ms jiffies, too coarse for the build_ns figures.  Without HPET or ACPI
+# PM timer the guest cannot calibrate the TSC either, so its frequency (the
+# host's, under TCG) is given with tsc_early_khz.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -17,6 +19,8 @@ set -eu
 kernel=$1 initrd=$2 console=$3 results=$4
 shift 4
 need_pkgs qemu-system-x86
+tsc_khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo)
+tsc_arg=${tsc_khz:+tsc_early_khz=$tsc_khz}
 
 : >"$console"
 : >"$results"
@@ -27,4 +31,4 @@ timeout -k 5 "${QEMU_TIMEOUT:-120}" \
 	-nic none -no-reboot -display none -monitor none \
 	-serial "file:$console" -serial "file:$results" \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 tsc=reliable $*" </dev/null
+	-append "console=ttyS0 panic=-1 tsc=reliable $tsc_arg $*" </dev/null

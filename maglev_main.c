@@ -190,6 +190,14 @@
 #define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
 #define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
 
+/*
+ * A service's builds start at least MAGLEV_HOLDOFF_MIN, and at least the
+ * duration of its last build (up to MAGLEV_HOLDOFF_MAX), after the end of
+ * the previous one; a change after a quiet period builds at once.
+ */
+#define MAGLEV_HOLDOFF_MIN	msecs_to_jiffies(50)
+#define MAGLEV_HOLDOFF_MAX	msecs_to_jiffies(1000)
+
 /* Smallest capacity of a service's destination list. */
 #define MAGLEV_CFG_MIN		8
 
@@ -260,6 +268,7 @@ struct maglev_lut {
  * @ref: one for the IPVS service, one for each queued build work
  * @work: the build work (delayed only when retrying after ENOMEM)
  * @retry: current retry delay in jiffies, 0 when not retrying
+ * @next_build: jiffies before which no build starts (the hold-off)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
  * @name: service description for messages, "TCP 10.0.0.1:80"
@@ -280,6 +289,7 @@ struct maglev_service {
 	refcount_t ref;
 	struct delayed_work work;
 	unsigned long retry;
+	unsigned long next_build;
 	u64 alloc_fail;
 	u64 build_fail;
 	char name[MAGLEV_SVC_NAME_MAX];
@@ -510,10 +520,13 @@ static void maglev_queue(struct maglev_service *ms, unsigned long delay)
 /* Record a configuration change of @ms and queue its build. */
 static void maglev_changed(struct maglev_service *ms)
 {
+	unsigned long now = jiffies;
+
 	spin_lock(&ms->lock);
 	ms->gen++;
 	if (!ms->retry)
-		maglev_queue(ms, 0);
+		maglev_queue(ms, time_before(now, ms->next_build) ?
+				 ms->next_build - now : 0);
 	spin_unlock(&ms->lock);
 }
 
@@ -699,11 +712,24 @@ static void maglev_build_work(struct work_struct *work)
 {
 	struct maglev_service *ms = container_of(to_delayed_work(work),
 						 struct maglev_service, work);
+	unsigned long start = jiffies;
 	int ret;
+
+	spin_lock(&ms->lock);
+	if (!ms->dead && time_before(start, ms->next_build)) {
+		/* Too soon after the last build: gather more changes. */
+		maglev_queue(ms, ms->next_build - start);
+		spin_unlock(&ms->lock);
+		maglev_put(ms);
+		return;
+	}
+	spin_unlock(&ms->lock);
 
 	ret = maglev_build_table(ms);
 
 	spin_lock(&ms->lock);
+	ms->next_build = jiffies + clamp(jiffies - start, MAGLEV_HOLDOFF_MIN,
+					 MAGLEV_HOLDOFF_MAX);
 	if (ret == -ENOMEM) {
 		ms->retry = ms->retry ? min(ms->retry * 2, MAGLEV_RETRY_MAX) :
 					MAGLEV_RETRY_MIN;
@@ -780,6 +806,7 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	spin_lock_init(&ms->lock);
 	refcount_set(&ms->ref, 1);
 	INIT_DELAYED_WORK(&ms->work, maglev_build_work);
+	ms->next_build = jiffies;
 	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 	ms->gen = 1;
 

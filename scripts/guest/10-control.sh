@@ -83,6 +83,8 @@ t0=$(now_ms)
 run ipvsadm -e -t $V:80 -r 10.100.0.1:80 -m -w 9
 idle_e=$(($(now_ms) - t0))
 wait_caught_up
+# Past the hold-off after the last build, so the next change builds at once.
+sleep 1.2
 
 # A drain needs two fills: the longest build there is.
 run ipvsadm -e -t $V:80 -r 10.100.0.2:80 -m -w 0

@@ -17,7 +17,7 @@ export KFLAVOUR
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
 [ "$KFLAVOUR" = default ] || GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
-KUNIT_SUITES=${KUNIT_SUITES:-maglev_table}
+KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
 
 kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir "vm-$KFLAVOUR")

@@ -257,7 +257,8 @@ struct maglev_lut {
  * @svc: the IPVS service; used by the callbacks and /proc only
  * @lut: the published table, or NULL before the first build; written by
  *	the build work under @lock, read under RCU
- * @lock: protects @cfg, @nr, @cap, @gen, @table_gen, @dead and publishing
+ * @lock: protects @cfg, @nr, @cap, @gen, @table_gen, @dead, @retry,
+ *	@next_build and publishing
  * @cfg: the service's destinations (no references: a destination is on
  *	this list only while IPVS has it linked to the service)
  * @nr: entries in @cfg
@@ -266,7 +267,7 @@ struct maglev_lut {
  * @table_gen: @gen of the snapshot the published table was built from
  * @dead: set by done_service; no build is queued or published after it
  * @ref: one for the IPVS service, one for each queued build work
- * @work: the build work (delayed only when retrying after ENOMEM)
+ * @work: the build work (delayed by the hold-off or an ENOMEM retry)
  * @retry: current retry delay in jiffies, 0 when not retrying
  * @next_build: jiffies before which no build starts (the hold-off)
  * @alloc_fail: builds that failed for lack of memory
@@ -524,9 +525,9 @@ static void maglev_changed(struct maglev_service *ms)
 
 	spin_lock(&ms->lock);
 	ms->gen++;
-	if (!ms->retry)
-		maglev_queue(ms, time_before(now, ms->next_build) ?
-				 ms->next_build - now : 0);
+	/* No effect if the work is already waiting (hold-off or retry). */
+	maglev_queue(ms, time_before(now, ms->next_build) ?
+			 ms->next_build - now : 0);
 	spin_unlock(&ms->lock);
 }
 
@@ -733,12 +734,10 @@ static void maglev_build_work(struct work_struct *work)
 	if (ret == -ENOMEM) {
 		ms->retry = ms->retry ? min(ms->retry * 2, MAGLEV_RETRY_MAX) :
 					MAGLEV_RETRY_MIN;
+		/* A change queued meanwhile keeps its earlier time. */
 		maglev_queue(ms, ms->retry);
-	} else if (ms->retry) {
-		/* Changes during the retries were not queued: build now. */
+	} else {
 		ms->retry = 0;
-		if (ret == 0 && ms->gen != ms->table_gen)
-			maglev_queue(ms, 0);
 	}
 	spin_unlock(&ms->lock);
 	maglev_put(ms);

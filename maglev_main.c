@@ -30,10 +30,17 @@
  *
  * Changes made while a build runs queue the work again, so a burst of any
  * number of changes costs at most the running build and one more.  A
- * published table holds one reference on each of its destinations, dropped
- * when the table is freed.  A build that fails for lack of memory is retried
- * by the same work item after a delay that doubles from 10 ms up to 1 s
- * (counted in alloc_fail); any other failure (more than 65535 destinations,
+ * service's next build starts no sooner than holdoff_ms (50 ms), or the
+ * duration of its last build if longer (up to 1 s), after the last one
+ * ended; a change after a quiet period builds at once.  So a stream of
+ * changes (say, one "ipvsadm -a" after another) costs one build per such
+ * interval, not one per change, and builds take at most about half of a
+ * CPU per service.
+ *
+ * A published table holds one reference on each of its destinations,
+ * dropped when the table is freed.  A build that fails for lack of memory
+ * is retried by the same work item after a delay that doubles from 10 ms
+ * up to 1 s (counted in alloc_fail); any other failure (more than 65535 destinations,
  * input maglev_build() rejects) is counted in build_fail and waits for the
  * next change.  The previous table keeps serving in both cases.
  *
@@ -78,8 +85,12 @@
  * Module parameters (0644):
  *	table_size	prime table size M in 251..5000011 (default 65537)
  *	hash_seed	64-bit seed of the key hash (default 0)
- * Writing a different value queues a rebuild of every maglev service in
- * every network namespace at once (their gen goes up).  A service with more
+ *	holdoff_ms	least time from the end of a service's build to the
+ *			start of its next, 0..10000 (default 50); applies
+ *			from the next build on
+ * Writing a different table_size or hash_seed queues a rebuild of every
+ * maglev service in every network namespace at once (their gen goes up).
+ * A service with more
  * destinations than table_size gets the smallest prime table that holds
  * them (maglev_fit_size()).
  *
@@ -191,12 +202,13 @@
 #define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
 
 /*
- * A service's builds start at least MAGLEV_HOLDOFF_MIN, and at least the
- * duration of its last build (up to MAGLEV_HOLDOFF_MAX), after the end of
- * the previous one; a change after a quiet period builds at once.
+ * A service's builds start at least holdoff_ms, and at least the duration
+ * of its last build (up to MAGLEV_HOLDOFF_LONG), after the end of the
+ * previous one; a change after a quiet period builds at once.
  */
-#define MAGLEV_HOLDOFF_MIN	msecs_to_jiffies(50)
-#define MAGLEV_HOLDOFF_MAX	msecs_to_jiffies(1000)
+#define MAGLEV_HOLDOFF_DEFAULT	50
+#define MAGLEV_HOLDOFF_MAX_MS	10000
+#define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
 
 /* Smallest capacity of a service's destination list. */
 #define MAGLEV_CFG_MIN		8
@@ -211,6 +223,7 @@
 #endif
 
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
+static unsigned int maglev_holdoff_ms = MAGLEV_HOLDOFF_DEFAULT;
 static u64 maglev_hash_seed;
 static unsigned int maglev_net_id __read_mostly;
 static struct workqueue_struct *maglev_wq;
@@ -376,12 +389,33 @@ static const struct kernel_param_ops maglev_seed_ops = {
 	.get = param_get_ullong,
 };
 
+static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+
+	if (kstrtouint(val, 0, &ms) || ms > MAGLEV_HOLDOFF_MAX_MS) {
+		pr_err("holdoff_ms: not a number of milliseconds in 0..%u\n",
+		       MAGLEV_HOLDOFF_MAX_MS);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	return 0;
+}
+
+static const struct kernel_param_ops maglev_holdoff_ops = {
+	.set = maglev_holdoff_set,
+	.get = param_get_uint,
+};
+
 module_param_cb(table_size, &maglev_size_ops, &maglev_table_size, 0644);
 MODULE_PARM_DESC(table_size,
 		 "lookup table size, a prime in 251..5000011 (default 65537); a change rebuilds every service");
 module_param_cb(hash_seed, &maglev_seed_ops, &maglev_hash_seed, 0644);
 MODULE_PARM_DESC(hash_seed,
 		 "64-bit seed of the client key hash (default 0); a change rebuilds every service");
+module_param_cb(holdoff_ms, &maglev_holdoff_ops, &maglev_holdoff_ms, 0644);
+MODULE_PARM_DESC(holdoff_ms,
+		 "least time in ms from the end of a service's build to the start of its next (0..10000, default 50)");
 
 /* Names */
 
@@ -729,8 +763,9 @@ static void maglev_build_work(struct work_struct *work)
 	ret = maglev_build_table(ms);
 
 	spin_lock(&ms->lock);
-	ms->next_build = jiffies + clamp(jiffies - start, MAGLEV_HOLDOFF_MIN,
-					 MAGLEV_HOLDOFF_MAX);
+	ms->next_build = jiffies +
+			 max(min(jiffies - start, MAGLEV_HOLDOFF_LONG),
+			     msecs_to_jiffies(READ_ONCE(maglev_holdoff_ms)));
 	if (ret == -ENOMEM) {
 		ms->retry = ms->retry ? min(ms->retry * 2, MAGLEV_RETRY_MAX) :
 					MAGLEV_RETRY_MIN;

@@ -79,8 +79,18 @@ elif [ "$built" -eq 0 ]; then
 	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
 else
 	for t in "${tests[@]}"; do
-		vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" "$w" "" \
-			"maglev.job=test:$t" "maglev.timeout=$GUEST_TIMEOUT"
+		# A test may ask for more time with a "# guest-timeout: SECS"
+		# line (default flavour; scaled like GUEST_TIMEOUT).
+		tmo=$(sed -n 's/^# guest-timeout: *\([0-9][0-9]*\) *$/\1/p' \
+			"$TOP/scripts/guest/$t" | head -n 1)
+		tmo=${tmo:-0}
+		[ "$KFLAVOUR" = default ] || tmo=$((tmo * 6))
+		[ "$tmo" -gt "$GUEST_TIMEOUT" ] || tmo=$GUEST_TIMEOUT
+		qtmo=$QEMU_TIMEOUT
+		[ "$tmo" -le "$GUEST_TIMEOUT" ] || qtmo=$((tmo * 2 + 30))
+		QEMU_TIMEOUT=$qtmo vm_boot "guest/${t%.sh}" "$bzimage" \
+			"$w/initramfs.cpio" "$w" "" \
+			"maglev.job=test:$t" "maglev.timeout=$tmo"
 	done
 fi
 summary

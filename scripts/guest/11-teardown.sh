@@ -12,6 +12,7 @@
 #    failures), every flow is served meanwhile, and the final table equals
 #    maglev-sim's.
 # The harness fails the test on any kernel report (KASAN, lockdep, ...).
+# guest-timeout: 300
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1

@@ -28,10 +28,10 @@ burst() {
 			r = sprintf("10.%d.%d.%d:80", 100, int(i / 250), i % 250 + 1)
 			printf "-a -t %s:80 -r %s -m -w %d\n", v, r, i % 5 + 1
 			printf "-a -u %s:80 -r %s -m\n", v, r } }'
-		i=1
-		while [ $i -le 20 ]; do
-			echo "-e -t $V:80 -r 10.100.0.$i:80 -m -w 0"
-			i=$((i + 1))
+		_e=1
+		while [ $_e -le 20 ]; do
+			echo "-e -t $V:80 -r 10.100.0.$_e:80 -m -w 0"
+			_e=$((_e + 1))
 		done
 	} >"$T/burst"
 	in_ns "$1" ipvsadm -R <"$T/burst" || fail "ipvsadm -R (burst) in '$1'"

@@ -99,6 +99,7 @@ done
 # send_round NAME: send the flow set once, wait for the real servers, and
 # write $W/NAME.map: "client server" per flow, sorted by client.
 send_round() {
+	caught_up
 	for f in "$W"/rs*.log; do : >"$f"; done
 	# shellcheck disable=SC2016 # expanded by the inner sh
 	$IP netns exec client sh -c '
@@ -139,7 +140,15 @@ send_round() {
 
 # ---- report ----
 
-maglev_proc() { cat /proc/net/ip_vs_maglev; }
+# Tables are built asynchronously: wait until no service shows "pending 1".
+caught_up() {
+	_n=0
+	while grep -q ' pending 1 ' /proc/net/ip_vs_maglev && [ $_n -lt 600 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+}
+maglev_proc() { caught_up; cat /proc/net/ip_vs_maglev; }
 svc_field() { maglev_proc | awk -v k="$1" '$1 == "service" {
 	for (i = 2; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
 dest_slots() { maglev_proc | awk -v d="$1" '$1 == "dest" && $2 == d { print $6 }'; }

@@ -22,6 +22,12 @@ n=$(grep -Ec -- '-> 10\.0\.1\.[123]:80 +Masq' /tmp/ipvsadm.out)
 check "ipvsadm -Ln shows 3 real servers ($n)" [ "$n" -eq 3 ]
 
 check "$proc exists" [ -r $proc ]
+# Tables are built asynchronously: wait until no service shows "pending 1".
+n=0
+while grep -q ' pending 1 ' $proc 2>/dev/null && [ $n -lt 600 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
 cat $proc >/tmp/proc.out 2>&1
 cat /tmp/proc.out
 check "$proc shows the service with dests 3" \

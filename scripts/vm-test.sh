@@ -17,7 +17,7 @@ export KFLAVOUR
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
 [ "$KFLAVOUR" = default ] || GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
-KUNIT_SUITES=${KUNIT_SUITES:-maglev_table}
+KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
 
 kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir "vm-$KFLAVOUR")
@@ -79,9 +79,10 @@ elif [ "$built" -eq 0 ]; then
 	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
 else
 	for t in "${tests[@]}"; do
-		# A line "# timeout: SECS" in a test raises its limit (scaled
-		# like GUEST_TIMEOUT on the debug flavour).
-		tmo=$(sed -n 's/^# timeout: *\([0-9][0-9]*\) *$/\1/p' \
+		# A line "# timeout: SECS" (or "# guest-timeout: SECS") in a test
+		# raises its limit (scaled like GUEST_TIMEOUT on the debug
+		# flavour).
+		tmo=$(sed -n 's/^# \(guest-\)\{0,1\}timeout: *\([0-9][0-9]*\) *$/\2/p' \
 			"$TOP/scripts/guest/$t" | head -n 1)
 		[ -z "$tmo" ] || [ "$KFLAVOUR" = default ] || tmo=$((tmo * 6))
 		[ -n "$tmo" ] && [ "$tmo" -gt "$GUEST_TIMEOUT" ] || tmo=$GUEST_TIMEOUT

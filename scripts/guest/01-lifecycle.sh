@@ -1,8 +1,8 @@
 #!/bin/sh
 # Guest test 1: service and destination life cycle with ipvsadm, IPv4 and
 # IPv6, TCP, UDP, SCTP and fwmark. After every change /proc/net/ip_vs_maglev
-# shows the change, and its digest and slot counts equal maglev-sim's for
-# the same backend list.
+# shows the change once the service is caught up (pending 0), and its digest
+# and slot counts equal maglev-sim's for the same backend list.
 . "${0%/*}/lib.sh"
 
 # --- IPv4 TCP: add, edit, drain, restore, delete -----------------------------
@@ -18,14 +18,29 @@ expect_eq "$S: one build" "$(svc_field "$S" builds)" 1
 echo "# $S" >"$T/s4"
 check_sim "$S empty" "$S" "$T/s4"
 
+expect_eq "$S: caught up" "$(svc_field "$S" pending)" 0
+expect_eq "$S: generation 1 at creation" "$(svc_field "$S" gen)" 1
+expect_eq "$S: table of generation 1" "$(svc_field "$S" table_gen)" 1
+# One build per change when each is waited for.
 run ipvsadm -a -t $V -r 10.1.1.1:80 -m -w 1
 echo "ADD_NODE 10.1.1.1:80 1" >>"$T/s4"
+wait_caught_up
 run ipvsadm -a -t $V -r 10.1.2.1:80 -m -w 2
 echo "ADD_NODE 10.1.2.1:80 2" >>"$T/s4"
+wait_caught_up
 run ipvsadm -a -t $V -r 10.1.3.1:8080 -m -w 3
 echo "ADD_NODE 10.1.3.1:8080 3" >>"$T/s4"
 expect_eq "$S: 3 dests" "$(svc_field "$S" dests)" 3
 expect_eq "$S: 4 builds" "$(svc_field "$S" builds)" 4
+expect_eq "$S: generation 4" "$(svc_field "$S" gen)" 4
+expect_eq "$S: table of generation 4" "$(svc_field "$S" table_gen)" 4
+# Slots (2 B each, 24 B header) in whole pages, plus a few hundred bytes.
+mem=$(svc_field "$S" mem)
+if [ "$mem" -ge 131072 ] && [ "$mem" -le $((135168 + 2048)) ]; then
+	pass "$S: mem $mem for 65537 slots and 3 dests"
+else
+	fail "$S: mem '$mem' for 65537 slots and 3 dests"
+fi
 check_sim "$S 3 dests" "$S" "$T/s4"
 cp "$T/s4" "$T/c.in"
 echo CHURN >>"$T/c.in"

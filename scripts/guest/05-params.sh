@@ -1,8 +1,9 @@
 #!/bin/sh
 # Guest test 5: module parameters. Writes of table_size that are not a
-# prime in 251..5000011 fail and leave the value alone; a valid one applies
-# at a service's next rebuild. hash_seed changes the choices (as maglev-sim
-# predicts with SEED) and is shown in /proc. Bad values at insmod fail too.
+# prime in 251..5000011 fail and leave the value alone; a valid one
+# rebuilds every service at once. hash_seed changes the choices (as
+# maglev-sim predicts with SEED) and is shown in /proc. Bad values at insmod
+# fail too.
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1
@@ -24,6 +25,9 @@ check "the kernel log explains a rejection" \
 check "the kernel log explains an out-of-range size" \
 	sh -c "dmesg | grep -q 'table_size 5000021 rejected: table size must be between'"
 
+check "table_size 5000011 accepted" sh -c "echo 5000011 >$PARAMS/table_size"
+check "table_size 65537 accepted" sh -c "echo 65537 >$PARAMS/table_size"
+
 setup_net 3
 warm_up
 run ipvsadm -A -u $V:80 -s maglev -b flag-2
@@ -33,22 +37,27 @@ for i in 1 2; do
 	echo "ADD_NODE 10.1.$i.1:80" >>"$T/s"
 done
 
+g=$(svc_field "$S" gen)
 check "table_size 251 accepted" sh -c "echo 251 >$PARAMS/table_size"
 expect_eq "table_size reads back 251" "$(cat $PARAMS/table_size)" 251
-expect_eq "the service keeps its size until a rebuild" \
-	"$(svc_field "$S" size)" 65537
-run ipvsadm -a -u $V:80 -r 10.1.3.1:80 -m
-printf 'SIZE 251\nADD_NODE 10.1.3.1:80\n' >>"$T/s"
-expect_eq "the next rebuild uses size 251" "$(svc_field "$S" size)" 251
+expect_eq "the service is rebuilt at size 251 at once" \
+	"$(svc_field "$S" size)" 251
+expect_eq "... as a change of its own" "$(svc_field "$S" gen)" $((g + 1))
+printf 'SIZE 251\nREBUILD\n' >>"$T/s"
 check_sim "$S size 251" "$S" "$T/s"
 expect_eq "churn of a size change counts every slot" \
 	"$(svc_field "$S" churn)" 251
-check "table_size 5000011 accepted" sh -c "echo 5000011 >$PARAMS/table_size"
+run ipvsadm -a -u $V:80 -r 10.1.3.1:80 -m
+echo 'ADD_NODE 10.1.3.1:80' >>"$T/s"
+check_sim "$S size 251, 3 dests" "$S" "$T/s"
+g=$(svc_field "$S" gen)
+check "table_size 251 again accepted" sh -c "echo 251 >$PARAMS/table_size"
+expect_eq "writing the same size changes nothing" "$(svc_field "$S" gen)" "$g"
 check "table_size 65537 accepted" sh -c "echo 65537 >$PARAMS/table_size"
-run ipvsadm -e -u $V:80 -r 10.1.3.1:80 -m
 printf "SIZE 65537\nREBUILD\n" >>"$T/s"
 expect_eq "back to size 65537" "$(svc_field "$S" size)" 65537
 check_sim "$S size 65537" "$S" "$T/s"
+d=$(svc_field "$S" digest)
 
 if have_udpflows; then naddr=10 nport=100; else naddr=3 nport=10; fi
 addrs=$(client_addrs 4 $naddr)
@@ -60,10 +69,8 @@ compare_choices "seed 0" "$T/f0" "$T/p0" $V 80
 seed=12345678901234567890
 check "hash_seed $seed accepted" sh -c "echo $seed >$PARAMS/hash_seed"
 expect_eq "hash_seed reads back" "$(cat $PARAMS/hash_seed)" $seed
-expect_eq "the service keeps seed 0 until a rebuild" "$(svc_field "$S" seed)" 0
-d=$(svc_field "$S" digest)
-run ipvsadm -e -u $V:80 -r 10.1.3.1:80 -m
-expect_eq "the next rebuild shows the seed" "$(svc_field "$S" seed)" $seed
+expect_eq "the service is rebuilt with the seed at once" \
+	"$(svc_field "$S" seed)" $seed
 expect_eq "the seed does not change the table" "$(svc_field "$S" digest)" "$d"
 # shellcheck disable=SC2086
 flows $V 80 30000 $nport $addrs >"$T/f1"

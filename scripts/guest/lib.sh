@@ -52,10 +52,38 @@ run() {
 }
 
 # --- /proc/net/ip_vs_maglev ------------------------------------------------
+#
+# Tables are built asynchronously: after an ipvsadm edit or a parameter
+# write, a service shows "pending 1" until the table reflecting it is
+# published. svc_field, svc_dests, svc_listed and flows first wait for that
+# (wait_caught_up); svc_field_now reads without waiting.
+
+# wait_caught_up [NETNS] [SECONDS]: wait until every maglev service of
+# NETNS (default: this one) shows pending 0; FAIL and return 1 after
+# SECONDS (default 60, or $CATCHUP_TIMEOUT).
+wait_caught_up() {
+	_wn=$(( ${2:-${CATCHUP_TIMEOUT:-60}} * 20 ))
+	while in_ns "${1:-}" grep -q ' pending 1 ' $PROC; do
+		_wn=$((_wn - 1))
+		if [ "$_wn" -le 0 ]; then
+			fail "services of netns '${1:-}' not caught up after ${2:-${CATCHUP_TIMEOUT:-60}}s"
+			in_ns "${1:-}" grep '^service' $PROC
+			return 1
+		fi
+		sleep 0.05
+	done
+}
 
 # svc_field SERVICE KEY [NETNS]: value of KEY on the service line of SERVICE
-# ("TCP 10.0.0.1:80", "FWM 42"). Empty if the service is not listed.
+# ("TCP 10.0.0.1:80", "FWM 42") once caught up. Empty if the service is not
+# listed.
 svc_field() {
+	wait_caught_up "${3:-}"
+	svc_field_now "$@"
+}
+
+# svc_field_now SERVICE KEY [NETNS]: as svc_field, without waiting.
+svc_field_now() {
 	in_ns "${3:-}" cat $PROC | awk -v s="$1" -v k="$2" '
 		$1 == "service" && $2 " " $3 == s {
 			for (i = 4; i < NF; i += 2)
@@ -66,6 +94,7 @@ svc_field() {
 
 # svc_dests SERVICE [NETNS]: "NAME WEIGHT SLOTS" per dest of SERVICE.
 svc_dests() {
+	wait_caught_up "${2:-}"
 	in_ns "${2:-}" cat $PROC | awk -v s="$1" '
 		$1 == "service" { on = ($2 " " $3 == s); next }
 		on && $1 == "dest" { print $2, $4, $6 }'
@@ -73,6 +102,7 @@ svc_dests() {
 
 # svc_listed SERVICE [NETNS]: true if SERVICE is in the namespace's /proc.
 svc_listed() {
+	wait_caught_up "${2:-}"
 	in_ns "${2:-}" cat $PROC |
 		awk -v s="$1" '$1 == "service" && $2 " " $3 == s { f = 1 }
 			END { exit !f }'
@@ -219,7 +249,9 @@ warm_up() {
 # flows VIP PORT FIRST NR ADDR...: send one UDP datagram from each ADDR and
 # source port FIRST..FIRST+NR-1 in "cl" to VIP:PORT, print "ADDR PORT" per
 # flow sent. Uses udpflows when the initramfs has it, socat otherwise.
+# Waits for the tables to catch up first, unless NOWAIT=1.
 flows() {
+	[ "${NOWAIT:-0}" = 1 ] || wait_caught_up >&2
 	_vip=$1 _port=$2 _first=$3 _nr=$4
 	shift 4
 	if command -v udpflows >/dev/null 2>&1; then

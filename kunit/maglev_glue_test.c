@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite "maglev_glue": the IPVS glue of maglev_main.c (compiled into
+ * this module with it, see maglev_glue_core.c) on destinations made up here:
+ * backend names, the destination snapshot a build starts from, the fallback
+ * choice for unavailable destinations, and table memory accounting.
+ */
+#include "../maglev_main.c"
+
+#include <kunit/test.h>
+#include <linux/inet.h>
+
+static void maglev_test_kfree(void *p)
+{
+	kfree(p);
+}
+
+static struct ip_vs_dest *test_dest(struct kunit *test, int af,
+				    const char *addr, u16 port, int weight)
+{
+	struct ip_vs_dest *d = kzalloc(sizeof(*d), GFP_KERNEL);
+	int ok;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	ok = kunit_add_action_or_reset(test, maglev_test_kfree, d);
+	KUNIT_ASSERT_EQ(test, ok, 0);
+	d->af = af;
+	if (af == AF_INET6)
+		ok = in6_pton(addr, -1, d->addr.in6.s6_addr, -1, NULL);
+	else
+		ok = in4_pton(addr, -1, (u8 *)&d->addr.ip, -1, NULL);
+	KUNIT_ASSERT_EQ(test, ok, 1);
+	d->port = htons(port);
+	atomic_set(&d->weight, weight);
+	atomic_set(&d->last_weight, weight);
+	d->cflags = IP_VS_DEST_CF_AVAILABLE;
+	refcount_set(&d->refcnt, 1);
+	return d;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct name_case {
+	const char *desc;
+	int af;
+	const char *addr;
+	u16 port;
+	const char *want;
+};
+
+static const struct name_case name_cases[] = {
+	{ "IPv4", AF_INET, "10.1.2.3", 80, "10.1.2.3:80" },
+	{ "IPv4 port 0", AF_INET, "192.168.0.1", 0, "192.168.0.1:0" },
+	{ "IPv4 port 65535", AF_INET, "0.0.0.0", 65535, "0.0.0.0:65535" },
+	{ "IPv6", AF_INET6, "fd00::1", 8080, "[fd00::1]:8080" },
+	{ "IPv6 full", AF_INET6, "2001:db8:1:2:3:4:5:6", 443,
+	  "[2001:db8:1:2:3:4:5:6]:443" },
+	{ "IPv6 leading zero run", AF_INET6, "::1", 53, "[::1]:53" },
+};
+
+static void name_case_desc(const struct name_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(name, name_cases, name_case_desc);
+
+static void maglev_name_test(struct kunit *test)
+{
+	const struct name_case *c = test->param_value;
+	struct ip_vs_dest *d = test_dest(test, c->af, c->addr, c->port, 1);
+	char buf[MAGLEV_NAME_MAX];
+	int n;
+
+	n = maglev_addr_name(buf, sizeof(buf), d->af, &d->addr, d->port);
+	KUNIT_EXPECT_EQ(test, n, (int)strlen(c->want));
+	KUNIT_EXPECT_STREQ(test, buf, c->want);
+}
+
+static void maglev_svc_name_test(struct kunit *test)
+{
+	struct ip_vs_service *svc = kunit_kzalloc(test, sizeof(*svc),
+						  GFP_KERNEL);
+	char buf[MAGLEV_SVC_NAME_MAX];
+
+	KUNIT_ASSERT_NOT_NULL(test, svc);
+	svc->af = AF_INET;
+	svc->protocol = IPPROTO_UDP;
+	svc->addr.ip = htonl(0x0a000001);
+	svc->port = htons(53);
+	maglev_svc_name(buf, sizeof(buf), svc);
+	KUNIT_EXPECT_STREQ(test, buf, "UDP 10.0.0.1:53");
+	svc->protocol = IPPROTO_SCTP;
+	maglev_svc_name(buf, sizeof(buf), svc);
+	KUNIT_EXPECT_STREQ(test, buf, "SCTP 10.0.0.1:53");
+	svc->fwmark = 4294967295U;
+	maglev_svc_name(buf, sizeof(buf), svc);
+	KUNIT_EXPECT_STREQ(test, buf, "FWM 4294967295");
+	svc->af = AF_INET6;
+	maglev_svc_name(buf, sizeof(buf), svc);
+	KUNIT_EXPECT_STREQ(test, buf, "FWM6 4294967295");
+}
+
+/* ------------------------------------------------------------------ */
+
+/* A service state with the destinations @d, as the callbacks keep it. */
+static struct maglev_service *test_service(struct kunit *test,
+					   struct ip_vs_dest **d, u32 n)
+{
+	struct maglev_service *ms = kunit_kzalloc(test, sizeof(*ms),
+						  GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ms);
+	ms->cfg = d;
+	ms->nr = n;
+	ms->cap = n;
+	ms->gen = 7;
+	spin_lock_init(&ms->lock);
+	refcount_set(&ms->ref, 1);
+	return ms;
+}
+
+static void maglev_snapshot_test(struct kunit *test)
+{
+	struct ip_vs_dest *d[4];
+	struct maglev_service *ms;
+	struct maglev_lut *lut;
+	u64 gen = 0;
+	int err = 0;
+	u32 i;
+
+	d[0] = test_dest(test, AF_INET, "10.0.0.2", 80, 3);
+	d[1] = test_dest(test, AF_INET6, "fd00::2", 80, INT_MAX);
+	d[2] = test_dest(test, AF_INET, "10.0.0.3", 80, 0);
+	atomic_set(&d[2]->last_weight, 5);	/* drained from weight 5 */
+	d[3] = test_dest(test, AF_INET, "10.0.0.4", 80, 0);
+	atomic_set(&d[3]->last_weight, 0);	/* added with weight 0 */
+	ms = test_service(test, d, 4);
+
+	lut = maglev_snapshot(ms, &gen, &err);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	KUNIT_EXPECT_EQ(test, gen, 7ULL);
+	KUNIT_ASSERT_EQ(test, lut->nr, 4U);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_PTR_EQ(test, lut->dest[i], d[i]);
+		KUNIT_EXPECT_PTR_EQ(test, lut->be[i].priv, (void *)d[i]);
+		/* One reference for the snapshot. */
+		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 2U);
+	}
+	KUNIT_EXPECT_EQ(test, lut->be[0].weight, 3U);
+	KUNIT_EXPECT_EQ(test, lut->be[0].drain_weight, 0U);
+	KUNIT_EXPECT_EQ(test, lut->be[1].weight, (u32)INT_MAX);
+	KUNIT_EXPECT_EQ(test, lut->be[2].weight, 0U);
+	KUNIT_EXPECT_EQ(test, lut->be[2].drain_weight, 5U);
+	KUNIT_EXPECT_EQ(test, lut->be[3].drain_weight, 0U);
+	KUNIT_EXPECT_EQ(test, (int)lut->be[1].name_len,
+			(int)strlen("[fd00::2]:80"));
+	KUNIT_EXPECT_EQ(test, memcmp(lut->be[1].name, "[fd00::2]:80",
+				     lut->be[1].name_len), 0);
+	KUNIT_EXPECT_GT(test, lut->mem, (size_t)0);
+
+	maglev_lut_free(lut);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+
+	/* A deleted service gives no snapshot and takes no reference. */
+	ms->dead = true;
+	lut = maglev_snapshot(ms, &gen, &err);
+	KUNIT_EXPECT_NULL(test, lut);
+	KUNIT_EXPECT_EQ(test, err, -ESHUTDOWN);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+}
+
+/* ------------------------------------------------------------------ */
+
+#define FB_N	5
+#define FB_SIZE	251
+
+/* A built table over FB_N IPv4 destinations 10.0.0.1..5:80, weight 1. */
+static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
+{
+	struct maglev_service *ms;
+	struct maglev_lut *lut;
+	void *work;
+	u64 gen;
+	int err;
+	u32 i;
+
+	for (i = 0; i < FB_N; i++) {
+		char a[16];
+
+		snprintf(a, sizeof(a), "10.0.0.%u", i + 1);
+		d[i] = test_dest(test, AF_INET, a, 80, 1);
+	}
+	ms = test_service(test, d, FB_N);
+	lut = maglev_snapshot(ms, &gen, &err);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	lut->table = maglev_mem_alloc(maglev_table_bytes(FB_SIZE), &lut->mem);
+	work = kvmalloc(maglev_work_bytes(FB_SIZE, FB_N), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lut->table);
+	KUNIT_ASSERT_NOT_NULL(test, work);
+	KUNIT_ASSERT_EQ(test, 0, maglev_build(lut->table, FB_SIZE, lut->be,
+					      FB_N, work, NULL, NULL));
+	kvfree(work);
+	for (i = 0; i < FB_N; i++)
+		lut->dest[i] = lut->be[i].priv;
+	lut->seed = 0;
+	return lut;
+}
+
+static void maglev_fallback_test(struct kunit *test)
+{
+	struct ip_vs_dest *d[FB_N], *first, *got, *again;
+	struct maglev_lut *lut = test_lut(test, d);
+	u8 key[4] = { 10, 9, 0, 1 };
+	u32 k, i, idx, moved = 0;
+	u64 h;
+
+	for (k = 0; k < 200; k++) {
+		key[3] = k;
+		h = maglev_hash(key, sizeof(key), lut->seed);
+		idx = maglev_lookup(lut->table, h);
+		KUNIT_ASSERT_LT(test, idx, FB_N);
+		first = lut->dest[idx];
+
+		/* Drained: another destination, the same one every time. */
+		atomic_set(&first->weight, 0);
+		KUNIT_EXPECT_TRUE(test, maglev_dest_retired(first));
+		got = maglev_fallback(lut, key, sizeof(key), h);
+		again = maglev_fallback(lut, key, sizeof(key), h);
+		KUNIT_EXPECT_NOT_NULL(test, got);
+		KUNIT_EXPECT_PTR_NE(test, got, first);
+		KUNIT_EXPECT_PTR_EQ(test, got, again);
+		atomic_set(&first->weight, 1);
+
+		/* Removed (not available): never chosen either. */
+		first->cflags &= ~IP_VS_DEST_CF_AVAILABLE;
+		got = maglev_fallback(lut, key, sizeof(key), h);
+		KUNIT_EXPECT_PTR_NE(test, got, first);
+		first->cflags |= IP_VS_DEST_CF_AVAILABLE;
+
+		/* Overloaded: unavailable, but not retired. */
+		first->flags |= IP_VS_DEST_F_OVERLOAD;
+		KUNIT_EXPECT_FALSE(test, maglev_dest_retired(first));
+		KUNIT_EXPECT_TRUE(test, maglev_dest_unavailable(first));
+		got = maglev_fallback(lut, key, sizeof(key), h);
+		KUNIT_EXPECT_PTR_NE(test, got, first);
+		first->flags &= ~IP_VS_DEST_F_OVERLOAD;
+		if (got != lut->dest[(idx + 1) % FB_N])
+			moved++;
+	}
+	/* The fallback spreads keys, not always to the next destination. */
+	KUNIT_EXPECT_GT(test, moved, 0U);
+
+	/* Only one destination left: every key goes there. */
+	for (i = 1; i < FB_N; i++)
+		atomic_set(&lut->dest[i]->weight, 0);
+	for (k = 0; k < 50; k++) {
+		key[3] = k;
+		h = maglev_hash(key, sizeof(key), lut->seed);
+		idx = maglev_lookup(lut->table, h);
+		if (idx == 0)
+			continue;
+		KUNIT_EXPECT_PTR_EQ(test, maglev_fallback(lut, key,
+							  sizeof(key), h),
+				    lut->dest[0]);
+	}
+	/* None left: no destination. */
+	atomic_set(&lut->dest[0]->weight, 0);
+	key[3] = 1;
+	h = maglev_hash(key, sizeof(key), lut->seed);
+	KUNIT_EXPECT_NULL(test, maglev_fallback(lut, key, sizeof(key), h));
+	maglev_lut_free(lut);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void maglev_mem_test(struct kunit *test)
+{
+	size_t acct = 0, bytes = maglev_table_bytes(65537);
+	void *p;
+
+	/* Above a page: whole pages, not the next power of two. */
+	p = maglev_mem_alloc(bytes, &acct);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_TRUE(test, is_vmalloc_addr(p));
+	KUNIT_EXPECT_EQ(test, acct, PAGE_ALIGN(bytes));
+	kvfree(p);
+
+	/* Up to a page: the kmalloc bucket. */
+	acct = 0;
+	bytes = maglev_table_bytes(251);
+	p = maglev_mem_alloc(bytes, &acct);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
+	KUNIT_EXPECT_GE(test, acct, bytes);
+	KUNIT_EXPECT_EQ(test, acct, ksize(p));
+	kvfree(p);
+}
+
+static struct kunit_case maglev_glue_test_cases[] = {
+	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
+	KUNIT_CASE(maglev_svc_name_test),
+	KUNIT_CASE(maglev_snapshot_test),
+	KUNIT_CASE(maglev_fallback_test),
+	KUNIT_CASE(maglev_mem_test),
+	{}
+};
+
+static struct kunit_suite maglev_glue_test_suite = {
+	.name = "maglev_glue",
+	.test_cases = maglev_glue_test_cases,
+};
+
+kunit_test_suites(&maglev_glue_test_suite);

@@ -1,0 +1,130 @@
+#!/bin/sh
+# Guest test 11: builds pending or running while things go away, and
+# injected allocation failures during builds.
+# 1. A burst of changes to services with M = 5000011, then at once
+#    "ipvsadm -C" and rmmod: rmmod succeeds (module unload waits for the
+#    builds still running), three times.
+# 2. The same in a network namespace that is then deleted: its services are
+#    released and the module unloads.
+# 3. Where the kernel has failslab (KFLAVOUR=debug): slab allocations of the
+#    workqueue's kernel threads fail while a destination is added under
+#    traffic; the build is retried until it succeeds (alloc_fail counts the
+#    failures), every flow is served meanwhile, and the final table equals
+#    maglev-sim's.
+# The harness fails the test on any kernel report (KASAN, lockdep, ...).
+# guest-timeout: 300
+. "${0%/*}/lib.sh"
+
+V=10.0.0.1
+REF=/sys/module/ip_vs_maglev/refcnt
+
+# burst NETNS: two maglev services with 300 dests at M = 5000011, then 20
+# edits in a row; returns with builds queued or running.
+burst() {
+	{
+		echo "-A -t $V:80 -s maglev"
+		echo "-A -u $V:80 -s maglev -b flag-2"
+		awk -v v="$V" 'BEGIN { for (i = 0; i < 300; i++) {
+			r = sprintf("10.%d.%d.%d:80", 100, int(i / 250), i % 250 + 1)
+			printf "-a -t %s:80 -r %s -m -w %d\n", v, r, i % 5 + 1
+			printf "-a -u %s:80 -r %s -m\n", v, r } }'
+		_e=1
+		while [ $_e -le 20 ]; do
+			echo "-e -t $V:80 -r 10.100.0.$_e:80 -m -w 0"
+			_e=$((_e + 1))
+		done
+	} >"$T/burst"
+	in_ns "$1" ipvsadm -R <"$T/burst" || fail "ipvsadm -R (burst) in '$1'"
+}
+
+# --- 1. ipvsadm -C and rmmod with builds pending -----------------------------
+i=1
+while [ $i -le 3 ]; do
+	echo 5000011 >$PARAMS/table_size
+	burst ""
+	p=$(grep -c ' pending 1 ' $PROC)
+	ipvsadm -C
+	if rmmod ip_vs_maglev; then
+		pass "cycle $i: rmmod right after ipvsadm -C ($p services were pending)"
+	else
+		fail "cycle $i: rmmod right after ipvsadm -C"
+	fi
+	run insmod "$MAGLEV_KO"
+	i=$((i + 1))
+done
+
+# --- 2. netns deletion with builds pending -----------------------------------
+echo 5000011 >$PARAMS/table_size
+ip netns add gone
+burst gone
+burst ""
+ip netns del gone
+n=0
+while [ "$(cat $REF)" -ne 2 ] && [ $n -lt 300 ]; do
+	sleep 0.2
+	n=$((n + 1))
+done
+expect_eq "the deleted namespace's services are released" "$(cat $REF)" 2
+ipvsadm -C
+check "rmmod after the namespace is gone" rmmod ip_vs_maglev
+run insmod "$MAGLEV_KO"
+
+# --- 3. failslab during builds under traffic ---------------------------------
+FS=/sys/kernel/debug/failslab
+if [ ! -d $FS ]; then
+	info "SKIP part 3: no failslab in this kernel (CONFIG_FAILSLAB, KFLAVOUR=debug); injected build failures not tested"
+	finish
+fi
+
+# kworkers: set make-it-fail (1) or clear it (0) on the unbound workqueue
+# threads, which run the builds.
+kworkers() {
+	for _p in /proc/[0-9]*; do
+		case $(cat "$_p/comm" 2>/dev/null) in
+		kworker/u*) echo "$1" >"$_p/make-it-fail" 2>/dev/null ;;
+		esac
+	done
+}
+
+setup_net 3
+warm_up
+udp_service3 "$T/s"
+S="UDP $V:80"
+d=$(svc_field "$S" digest)
+addrs=$(client_addrs 4 10)
+
+echo 100 >$FS/probability
+echo 1 >$FS/interval
+echo 0 >$FS/space
+echo 0 >$FS/verbose
+echo N >$FS/ignore-gfp-wait
+echo N >$FS/cache-filter
+echo Y >$FS/task-filter
+n=0
+port=10000
+while [ "$(svc_field_now "$S" alloc_fail)" = 0 ] && [ $n -lt 4 ]; do
+	n=$((n + 1))
+	wait_caught_up
+	kworkers 1
+	echo 4 >$FS/times
+	run ipvsadm -a -u $V:80 -r 10.1.$n.2:80 -m
+	echo "ADD_NODE 10.1.$n.2:80" >>"$T/s"
+	# shellcheck disable=SC2086
+	NOWAIT=1 flows $V 80 $port 20 $addrs >>"$T/f"
+	port=$((port + 20))
+done
+info "failslab: alloc_fail $(svc_field_now "$S" alloc_fail) after $n adds"
+check "$S: failed builds are counted in alloc_fail" \
+	[ "$(svc_field_now "$S" alloc_fail)" -gt 0 ]
+wait_caught_up
+echo 0 >$FS/times
+kworkers 0
+conns $V 80 | awk '$2 >= 10000' >"$T/c"
+expect_eq "every flow sent during the failures was served" \
+	"$(wc -l <"$T/c")" "$(wc -l <"$T/f")"
+expect_eq "$S: caught up after the retries" "$(svc_field "$S" pending)" 0
+expect_eq "$S: no other failure" "$(svc_field "$S" build_fail)" 0
+check "$S: the table changed" [ "$(svc_field "$S" digest)" != "$d" ]
+check_sim "$S after the retries" "$S" "$T/s"
+cleanup_net
+finish

@@ -12,7 +12,8 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install check demo tools bench-host help host-test
+.PHONY: all modules clean install check demo tools bench-host help host-test \
+	fuzz stress
 
 all: modules
 
@@ -62,6 +63,20 @@ check:
 demo:
 	scripts/demo.sh
 
+# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each after the corpus replay.
+FUZZ_SECONDS	?= 300
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+# Stress and scale guest tests (13-16) with STRESS_SECONDS of load each, on
+# each of STRESS_FLAVOURS; "make check" runs them with 20 s.
+STRESS_SECONDS	?= 600
+STRESS_FLAVOURS	?= default debug
+stress:
+	set -e; for f in $(STRESS_FLAVOURS); do \
+		KFLAVOUR=$$f STRESS_SECONDS=$(STRESS_SECONDS) \
+		GUEST_TESTS='1[3-6]-*' scripts/vm-test.sh; done
+
 help:
 	@echo 'Targets:'
 	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
@@ -72,3 +87,5 @@ help:
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
 	@echo '  make bench-host table build and lookup benchmark (prints figures)'
+	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
+	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'

@@ -16,6 +16,7 @@
 # tests/fuzz/corpus/<target>/ so that every run replays it.
 # FUZZ_TARGETS="fuzz_sim" runs a subset.
 set -eu
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
@@ -31,6 +32,7 @@ fail=0
 ok() { echo "PASS: $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
+# shellcheck disable=SC2054 # commas inside -fsanitize=
 FLAGS=(-g -O1 -std=gnu11 -Wall -Wextra -Iinclude -Itests
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer)
@@ -79,7 +81,7 @@ for t in $FUZZ_TARGETS; do
 			"$out/$t.fuzz.log")
 		ok "$t: fuzzed ${FUZZ_SECONDS}s, ${execs:-?} executions, no crash"
 	else
-		bad "$t: crash after fuzzing (see $out/$t.fuzz.log, $(ls "$out/crash-$t-"* 2>/dev/null | tr '\n' ' '))"
+		bad "$t: crash after fuzzing (see $out/$t.fuzz.log, $(find "$out" -name "crash-$t-*" | tr '\n' ' '))"
 		grep -E -m 5 'fuzz_[a-z]+: |ERROR: |SUMMARY' "$out/$t.fuzz.log" || true
 	fi
 done

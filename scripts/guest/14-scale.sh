@@ -12,9 +12,18 @@
 # guest-timeout: 240
 . "${0%/*}/lib.sh"
 
-SCALE_SERVICES=${SCALE_SERVICES:-2000}
-SCALE_DESTS=${SCALE_DESTS:-300}
-SCALE_BIG_DESTS=${SCALE_BIG_DESTS:-1000}
+# Sizes; the debug kernel (KASAN, lockdep, kmemleak) gets smaller ones so
+# that the run stays within its time.
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	SCALE_SERVICES=${SCALE_SERVICES:-1000}
+	SCALE_DESTS=${SCALE_DESTS:-200}
+	SCALE_BIG_DESTS=${SCALE_BIG_DESTS:-500}
+else
+	SCALE_SERVICES=${SCALE_SERVICES:-2000}
+	SCALE_DESTS=${SCALE_DESTS:-300}
+	SCALE_BIG_DESTS=${SCALE_BIG_DESTS:-1000}
+fi
+info "services $SCALE_SERVICES, dests $SCALE_DESTS, dests at the largest size $SCALE_BIG_DESTS"
 SIZE_MAX=5000011
 DOC_BYTES_PER_SLOT=2	# README, table_size: "2 bytes per slot"
 

@@ -376,13 +376,17 @@ stress_pick() {
 }
 
 # stress_count NAME N: add N to the counter NAME (a file under $T, so that
-# background loops can count).
-stress_count() {
-	echo $(($(cat "$T/cnt.$1" 2>/dev/null || echo 0) + $2)) >"$T/cnt.$1"
-}
+# background loops can count; each adds a line, so they never race).
+stress_count() { echo "$2" >>"$T/cnt.$1"; }
 
 # stress_get NAME: the counter NAME.
-stress_get() { cat "$T/cnt.$1" 2>/dev/null || echo 0; }
+stress_get() {
+	if [ -f "$T/cnt.$1" ]; then
+		awk '{ n += $1 } END { print n + 0 }' "$T/cnt.$1"
+	else
+		echo 0
+	fi
+}
 
 # stress_proc_vs_ipvsadm TEXT [NETNS]: the maglev services and their dests
 # in /proc equal those of "ipvsadm -Ln" (names; weights up to 65535 too,

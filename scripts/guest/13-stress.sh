@@ -224,7 +224,9 @@ netns_loop() {
 		_f=$((_f + $(ip netns exec $_ns udpflows $V4 80 1000 100 10.5.0.1 |
 			wc -l)))
 		ip netns exec $_ns cat $PROC >/dev/null
-		ip netns exec $_ns udpflows -q $V4 80 2000 400 10.5.0.1 &
+		# may not get into the namespace before it is deleted
+		ip netns exec $_ns udpflows -q $V4 80 2000 400 10.5.0.1 \
+			2>/dev/null &
 		ip netns del $_ns
 		wait $!
 	done
@@ -315,22 +317,35 @@ failslab_loop() {
 }
 
 info "load for $STRESS_SECONDS s"
+LOOPS=
 edit_loop -u $V4:80 "$POOL4" &
+LOOPS="$LOOPS $!"
 edit_loop -t $V4:80 "$POOL4" &
+LOOPS="$LOOPS $!"
 edit_loop -u "[$V6]:80" "$POOL6" &
+LOOPS="$LOOPS $!"
 flags_loop &
+LOOPS="$LOOPS $!"
 param_loop &
+LOOPS="$LOOPS $!"
 svc_loop &
+LOOPS="$LOOPS $!"
 netns_loop &
+LOOPS="$LOOPS $!"
 proc_loop &
+LOOPS="$LOOPS $!"
 udp_loop &
+LOOPS="$LOOPS $!"
 tcp_loop &
+LOOPS="$LOOPS $!"
 if [ -d $FS ] && [ -e /sys/kernel/slab/kmalloc-4k/failslab ]; then
 	failslab_loop &
+	LOOPS="$LOOPS $!"
 else
 	info "no failslab in this kernel: no injected allocation failures"
 fi
-wait
+# shellcheck disable=SC2086
+wait $LOOPS
 [ -d $FS ] && failslab_off
 
 builds=0

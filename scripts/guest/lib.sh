@@ -368,11 +368,14 @@ stress_wait_caught_up() {
 # stress_now: seconds since the epoch.
 stress_now() { date +%s; }
 
-# stress_pick WORD...: one of the words, at random.
+# stress_pick VAR WORD...: set VAR to one of the words, at random (no
+# subshell: forks are what costs most under TCG).
 stress_pick() {
+	_pv=$1
+	shift
 	# shellcheck disable=SC3028 # busybox ash has $RANDOM
 	shift $((RANDOM % $#))
-	echo "$1"
+	eval "$_pv=\$1"
 }
 
 # stress_count NAME N: add N to the counter NAME (a file under $T, so that

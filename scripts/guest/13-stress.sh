@@ -89,24 +89,36 @@ running() { [ ! -e "$T/stop" ]; }
 POOL4="10.1.1.1:80 10.1.2.1:80 10.1.3.1:80 10.1.4.1:80 10.1.1.9:80 10.1.3.9:80"
 POOL6="[fd01:1::1]:80 [fd01:2::1]:80 [fd01:3::1]:80 [fd01:4::1]:80 [fd01:2::9]:80"
 
-# edit_loop OPT VIP POOL: add, delete and re-weight dests of a service.
+# edit_loop OPT VIP POOL: add, delete and re-weight dests of a service, in
+# batches of EDIT_BATCH random operations, one "ipvsadm -R" each (it goes
+# on after an operation IPVS refuses, such as adding a dest twice).
+EDIT_BATCH=16
 edit_loop() {
-	_ok=0 _no=0
+	_ops=0 _no=0 _b=0
 	while running; do
-		# shellcheck disable=SC2086
-		stress_pick _d $3
-		# shellcheck disable=SC2086
-		stress_pick _w $WEIGHTS $WEIGHTS $BIG_WEIGHTS
-		_op=0
-		stress_pick _op 0 1 2 3
-		case $_op in
-		0) ipvsadm -a "$1" "$2" -r "$_d" -m -w "$_w" ;;
-		1) ipvsadm -d "$1" "$2" -r "$_d" ;;
-		*) ipvsadm -e "$1" "$2" -r "$_d" -m -w "$_w" ;;
-		esac >/dev/null 2>&1 && _ok=$((_ok + 1)) || _no=$((_no + 1))
+		: >"$T/edit.$2"
+		_j=0
+		while [ $_j -lt $EDIT_BATCH ]; do
+			# shellcheck disable=SC2086
+			stress_pick _d $3
+			# shellcheck disable=SC2086
+			stress_pick _w $WEIGHTS $WEIGHTS $BIG_WEIGHTS
+			_op=0
+			stress_pick _op a d e e
+			case $_op in
+			d) echo "-d $1 $2 -r $_d" ;;
+			*) echo "-$_op $1 $2 -r $_d -m -w $_w" ;;
+			esac >>"$T/edit.$2"
+			_j=$((_j + 1))
+		done
+		ipvsadm -R <"$T/edit.$2" >/dev/null 2>"$T/edit.$2.err"
+		_ops=$((_ops + EDIT_BATCH))
+		_no=$((_no + $(grep -c . "$T/edit.$2.err")))
+		_b=$((_b + 1))
 	done
-	stress_count edits "$_ok"
+	stress_count edits "$_ops"
 	stress_count edits_refused "$_no"
+	stress_count edit_batches "$_b"
 }
 
 flags_loop() {
@@ -359,7 +371,7 @@ for s in "$S_U4" "$S_T4" "$S_U6"; do
 	afail=$((afail + $(svc_field "$s" alloc_fail)))
 	bfail=$((bfail + $(svc_field "$s" build_fail)))
 done
-info "load: dest edits $(stress_get edits) (refused $(stress_get edits_refused)), flag changes $(stress_get flags), parameter writes $(stress_get params)"
+info "load: dest edits $(stress_get edits) in $(stress_get edit_batches) batches ($(stress_get edits_refused) refused by IPVS), flag changes $(stress_get flags), parameter writes $(stress_get params)"
 info "load: services created $(stress_get svc_created), deleted $(stress_get svc_deleted); namespaces $(stress_get netns) with $(stress_get netns_flows) flows"
 info "load: /proc reads $(stress_get proc_reads); UDP flows $(stress_get udp_flows); TCP connections $(stress_get tcp_ok) answered, $(stress_get tcp_failed) not"
 info "load: builds of the 3 traffic services $builds (alloc_fail $afail, build_fail $bfail); failslab windows $(stress_get failslab_windows)"

@@ -27,12 +27,23 @@ info "services $SCALE_SERVICES, dests $SCALE_DESTS, dests at the largest size $S
 SIZE_MAX=5000011
 DOC_BYTES_PER_SLOT=2	# README, table_size: "2 bytes per slot"
 
-# mem_kernel: kB of unreclaimable slab plus vmalloc, where the kernel's
-# own tables and service structures live (MemFree moves by megabytes with
-# the per-CPU page lists; large kmalloc()s are counted by neither, see
-# mem_used), after waiting a grace period so that freed tables are back.
+# mem_kernel: kB of kernel objects in use: slab objects (/proc/slabinfo,
+# active objects times their size, so that slab pages kept after a free do
+# not count) plus vmalloc, after waiting a grace period so that freed tables
+# are back. Whole-page counters (SUnreclaim, MemFree) move by megabytes
+# with cached slab pages and the per-CPU page lists.
 mem_kernel() {
 	sleep 1
+	{
+		awk 'FNR > 2 { b += $2 * $4 } END { print int(b / 1024) }' \
+			/proc/slabinfo
+		awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo
+	} | awk '{ n += $1 } END { print n }'
+}
+
+# mem_pages: kB of unreclaimable slab pages (large kmalloc()s included)
+# plus vmalloc.
+mem_pages() {
 	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" { n += $2 }
 		END { print n }' /proc/meminfo
 }
@@ -72,7 +83,7 @@ m1=$(mem_kernel)
 run ipvsadm -C
 m2=$(mem_kernel)
 rr_kb=$((m1 - m0))
-info "$SCALE_SERVICES rr services: slab+vmalloc +$rr_kb kB ($((rr_kb * 1024 / SCALE_SERVICES)) B each), created in $((t1 - t0)) s"
+info "$SCALE_SERVICES rr services: slab objects+vmalloc +$rr_kb kB ($((rr_kb * 1024 / SCALE_SERVICES)) B each), created in $((t1 - t0)) s"
 
 round=1
 while [ $round -le 2 ]; do
@@ -95,8 +106,8 @@ while [ $round -le 2 ]; do
 	procmem=$(awk '$1 == "service" { for (i = 4; i < NF; i += 2)
 		if ($i == "mem") { s += $(i + 1); n++ } }
 		END { if (n) printf "%d", s / n; else print "n/a" }' "$T/proc")
-	info "round $round: $SCALE_SERVICES maglev services: slab+vmalloc +$mg_kb kB, created in $((t1 - t0)) s"
-	info "round $round: maglev's own memory per service: $per B measured (slab+vmalloc, maglev minus rr); /proc mem $procmem B; README $((251 * DOC_BYTES_PER_SLOT)) B of slots"
+	info "round $round: $SCALE_SERVICES maglev services: slab objects+vmalloc +$mg_kb kB, created in $((t1 - t0)) s"
+	info "round $round: maglev's own memory per service: $per B measured (slab objects+vmalloc, maglev minus rr); /proc mem $procmem B; README $((251 * DOC_BYTES_PER_SLOT)) B of slots"
 	t0=$(stress_now)
 	# half one by one (ipvsadm -D), the rest with ipvsadm -C
 	head -n $((SCALE_SERVICES / 2)) "$T/del" >"$T/del.half"
@@ -106,7 +117,7 @@ while [ $round -le 2 ]; do
 	run ipvsadm -C
 	t1=$(stress_now)
 	m2=$(mem_kernel)
-	info "round $round: deleted in $((t1 - t0)) s, slab+vmalloc $((m2 - m0)) kB above the start"
+	info "round $round: deleted in $((t1 - t0)) s, slab objects+vmalloc $((m2 - m0)) kB above the start"
 	expect_eq "round $round: /proc empty after ipvsadm -C" \
 		"$(grep -c '^service ' $PROC)" 0
 	round=$((round + 1))
@@ -156,14 +167,14 @@ awk -v n="$SCALE_BIG_DESTS" 'BEGIN {
 }' >"$T/big"
 run ipvsadm -R <"$T/big"
 check "$S: caught up" stress_wait_caught_up "" 120
-m0=$(mem_kernel)
+m0=$(mem_pages)
 u0=$(mem_used)
 echo $SIZE_MAX >$PARAMS/table_size
 t0=$(stress_now)
 run ipvsadm -e -u 10.0.0.1:53 -r 10.3.0.1:53 -m -w 9
 check "$S: caught up" stress_wait_caught_up "" 600
 t1=$(stress_now)
-m1=$(mem_kernel)
+m1=$(mem_pages)
 u1=$(mem_used)
 {
 	echo "SIZE 4093"
@@ -175,7 +186,7 @@ expect_eq "$S: size" "$(svc_field "$S" size)" $SIZE_MAX
 expect_eq "$S: dests" "$(svc_field "$S" dests)" "$SCALE_BIG_DESTS"
 info "$S: rebuilt at $SIZE_MAX slots with $SCALE_BIG_DESTS dests in $((t1 - t0)) s (build_ns $(svc_field "$S" build_ns))"
 pm=$(svc_field "$S" mem)
-info "$S: memory +$((m1 - m0)) kB slab+vmalloc, +$((u1 - u0)) kB MemTotal-MemFree; /proc mem ${pm:-n/a} B; README $((SIZE_MAX * DOC_BYTES_PER_SLOT / 1024)) kB of slots"
+info "$S: memory +$((m1 - m0)) kB SUnreclaim+VmallocUsed, +$((u1 - u0)) kB MemTotal-MemFree; /proc mem ${pm:-n/a} B; README $((SIZE_MAX * DOC_BYTES_PER_SLOT / 1024)) kB of slots"
 check_sim "$S at $SIZE_MAX slots" "$S" "$T/s.big"
 run ipvsadm -C
 echo 65537 >$PARAMS/table_size

@@ -54,12 +54,14 @@ mem_used() {
 		END { print t - f }' /proc/meminfo
 }
 
-# services SCHED N: "ipvsadm -R" lines for N UDP services 10.20.X.Y:53 with
-# three dests of weights 1, 2, 3.
+# services SCHED N NET: "ipvsadm -R" lines for N UDP services 10.NET.X.Y:53
+# with three dests of weights 1, 2, 3. Each round takes other VIPs: IPVS
+# keeps deleted dests in its trash for a while and takes them back for the
+# same service, which would hide their memory.
 services() {
-	awk -v s="$1" -v n="$2" 'BEGIN {
+	awk -v s="$1" -v n="$2" -v net="$3" 'BEGIN {
 		for (i = 0; i < n; i++) {
-			v = sprintf("10.20.%d.%d:53", int(i / 250), i % 250 + 1)
+			v = sprintf("10.%d.%d.%d:53", net, int(i / 250), i % 250 + 1)
 			print "-A -u " v " -s " s
 			for (d = 1; d <= 3; d++)
 				print "-a -u " v " -r 10.1." d ".1:53 -m -w " d
@@ -69,9 +71,7 @@ services() {
 
 # --- thousands of small services ------------------------------------------
 echo 251 >$PARAMS/table_size
-services rr "$SCALE_SERVICES" >"$T/rr"
-services maglev "$SCALE_SERVICES" >"$T/mg"
-awk '$1 == "-A" { print "-D", $2, $3 }' "$T/mg" >"$T/del"
+services rr "$SCALE_SERVICES" 20 >"$T/rr"
 printf 'SIZE 251\nADD_NODE 10.1.1.1:53 1\nADD_NODE 10.1.2.1:53 2\nADD_NODE 10.1.3.1:53 3\nDIGEST\n' >"$T/s.small"
 want=$(sim "$T/s.small")
 
@@ -87,6 +87,8 @@ info "$SCALE_SERVICES rr services: slab objects+vmalloc +$rr_kb kB ($((rr_kb * 1
 
 round=1
 while [ $round -le 2 ]; do
+	services maglev "$SCALE_SERVICES" $((20 + round)) >"$T/mg"
+	awk '$1 == "-A" { print "-D", $2, $3 }' "$T/mg" >"$T/del"
 	t0=$(stress_now)
 	run ipvsadm -R <"$T/mg"
 	stress_wait_caught_up "" 120 || fail "round $round: services still pending"

@@ -35,6 +35,10 @@
 #include "maglev_table.h"
 #include "maglev_ref.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define FZ_MAX_BACKENDS	48
 /* Largest table size the fuzzer builds; larger valid sizes are folded. */
 #define FZ_MAX_SIZE	70001
@@ -47,13 +51,13 @@
 #define FZ_WEIGHT_MUST	65535U
 
 struct fz_in {
-	const uint8_t *p;
+	const u8 *p;
 	size_t n;
 };
 
-static uint32_t fz_byte(struct fz_in *in)
+static u32 fz_byte(struct fz_in *in)
 {
-	uint32_t v = 0;
+	u32 v = 0;
 
 	if (in->n) {
 		v = *in->p++;
@@ -62,12 +66,12 @@ static uint32_t fz_byte(struct fz_in *in)
 	return v;
 }
 
-static uint32_t fz_u16(struct fz_in *in)
+static u32 fz_u16(struct fz_in *in)
 {
 	return fz_byte(in) | fz_byte(in) << 8;
 }
 
-static uint32_t fz_u32(struct fz_in *in)
+static u32 fz_u32(struct fz_in *in)
 {
 	return fz_u16(in) | fz_u16(in) << 16;
 }
@@ -83,18 +87,18 @@ static uint32_t fz_u32(struct fz_in *in)
 		}							\
 	} while (0)
 
-static uint32_t fz_next_prime(uint32_t n)
+static u32 fz_next_prime(u32 n)
 {
 	while (!maglev_is_prime(n))
 		n++;
 	return n;
 }
 
-static uint32_t fz_size(struct fz_in *in)
+static u32 fz_size(struct fz_in *in)
 {
-	static const uint32_t primes[] = { 251, 257, 263, 509, 1021, 4093,
+	static const u32 primes[] = { 251, 257, 263, 509, 1021, 4093,
 					   65537 };
-	uint32_t mode = fz_byte(in) % 4, v;
+	u32 mode = fz_byte(in) % 4, v;
 
 	switch (mode) {
 	case 0:
@@ -105,15 +109,15 @@ static uint32_t fz_size(struct fz_in *in)
 			v = fz_next_prime(251 + v % (FZ_MAX_SIZE - 300));
 		return v;
 	case 2:
-		return primes[fz_byte(in) % (sizeof(primes) / sizeof(primes[0]))];
+		return primes[fz_byte(in) % ARRAY_SIZE(primes)];
 	default:
 		return fz_u16(in) % 300;
 	}
 }
 
-static uint32_t fz_weight(struct fz_in *in)
+static u32 fz_weight(struct fz_in *in)
 {
-	uint32_t mode = fz_byte(in);
+	u32 mode = fz_byte(in);
 
 	switch (mode % 8) {
 	case 0:
@@ -134,7 +138,7 @@ static uint32_t fz_weight(struct fz_in *in)
 
 static void fz_name(struct fz_in *in, struct maglev_backend *b)
 {
-	uint32_t mode = fz_byte(in), len, i;
+	u32 mode = fz_byte(in), len, i;
 
 	if (mode < 160) {
 		/* "10.0.0.X:80"-like names from a small alphabet */
@@ -157,7 +161,7 @@ static bool fz_draining(const struct maglev_backend *b)
 static int fz_cmp(const struct maglev_backend *a,
 		  const struct maglev_backend *b)
 {
-	uint32_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	u32 n = a->name_len < b->name_len ? a->name_len : b->name_len;
 	int r = memcmp(a->name, b->name, n);
 
 	if (r)
@@ -166,10 +170,10 @@ static int fz_cmp(const struct maglev_backend *a,
 }
 
 /* Input that the specification says must build. */
-static bool fz_must_build(const struct maglev_backend *b, uint32_t n,
-			  uint32_t size)
+static bool fz_must_build(const struct maglev_backend *b, u32 n,
+			  u32 size)
 {
-	uint32_t i, j;
+	u32 i, j;
 
 	if (maglev_check_size(size, NULL) || n > size)
 		return false;
@@ -186,10 +190,10 @@ static bool fz_must_build(const struct maglev_backend *b, uint32_t n,
 	return true;
 }
 
-static uint32_t fz_gcd(uint32_t a, uint32_t b)
+static u32 fz_gcd(u32 a, u32 b)
 {
 	while (b) {
-		uint32_t t = a % b;
+		u32 t = a % b;
 
 		a = b;
 		b = t;
@@ -198,11 +202,11 @@ static uint32_t fz_gcd(uint32_t a, uint32_t b)
 }
 
 /* Turns of a prepared set (weights only, no draining): see the header. */
-static void fz_check_turns(const struct maglev_backend *b, uint32_t n,
-			   uint32_t size)
+static void fz_check_turns(const struct maglev_backend *b, u32 n,
+			   u32 size)
 {
-	uint64_t total = 0, raw = 0;
-	uint32_t g = 0, i;
+	u64 total = 0, raw = 0;
+	u32 g = 0, i;
 	bool small = true;
 
 	for (i = 0; i < n; i++) {
@@ -232,7 +236,7 @@ static void fz_check_turns(const struct maglev_backend *b, uint32_t n,
 			  b[i].weight, g, b[i].turns);
 }
 
-static struct maglev_table *fz_table(uint32_t size)
+static struct maglev_table *fz_table(u32 size)
 {
 	struct maglev_table *t = malloc(maglev_table_bytes(size));
 
@@ -243,12 +247,12 @@ static struct maglev_table *fz_table(uint32_t size)
 /* Reference: the fill of the header's "Fill" and "Draining" paragraphs. */
 static struct maglev_table *fz_reference(const struct maglev_backend *b,
 					 const struct maglev_backend *in,
-					 uint32_t n, uint32_t size)
+					 u32 n, u32 size)
 {
 	struct maglev_table *t = fz_table(size), *alt;
 	struct maglev_backend *nd;
 	bool drain = false;
-	uint32_t i, s;
+	u32 i, s;
 	int err;
 
 	/* b is prepared (turns include drain weights): the primary fill */
@@ -279,13 +283,13 @@ static struct maglev_table *fz_reference(const struct maglev_backend *b,
 }
 
 static void fz_check_table(const struct maglev_table *t,
-			   const struct maglev_backend *b, uint32_t n,
-			   uint32_t size, const struct maglev_table *ref)
+			   const struct maglev_backend *b, u32 n,
+			   u32 size, const struct maglev_table *ref)
 {
-	uint32_t slots[FZ_MAX_BACKENDS] = { 0 };
-	uint32_t i, s, filled = 0;
+	u32 slots[FZ_MAX_BACKENDS] = { 0 };
+	u32 i, s, filled = 0;
 	bool positive = false, drain = false;
-	uint64_t total = 0;
+	u64 total = 0;
 
 	fz_assert(t->size == size, "size %u, want %u", t->size, size);
 	fz_assert(t->nr_backends == n, "nr_backends %u, want %u",
@@ -299,7 +303,7 @@ static void fz_check_table(const struct maglev_table *t,
 				  "backends %u, %u out of name order", i - 1, i);
 	}
 	for (s = 0; s < size; s++) {
-		uint32_t o = t->slot[s];
+		u32 o = t->slot[s];
 
 		fz_assert(o == ref->slot[s],
 			  "slot %u: owner %u, reference fill says %u", s, o,
@@ -331,25 +335,25 @@ static void fz_check_table(const struct maglev_table *t,
 	fz_assert(t->digest == maglev_digest(ref, b, n), "digest");
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
+int LLVMFuzzerTestOneInput(const u8 *data, size_t len);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 {
 	struct maglev_backend in_b[FZ_MAX_BACKENDS], b[FZ_MAX_BACKENDS];
 	struct maglev_backend b2[FZ_MAX_BACKENDS], nd[FZ_MAX_BACKENDS];
 	struct fz_in in = { data, len };
 	struct maglev_table *t, *t2, *ref;
 	const char *why = NULL;
-	uint32_t size, n, i, rot;
+	u32 size, n, i, rot;
 	bool must, drain;
-	uint64_t seed;
+	u64 seed;
 	void *work;
 	int err;
 
 	size = fz_size(&in);
 	n = fz_byte(&in) % (FZ_MAX_BACKENDS + 1);
 	rot = fz_byte(&in);
-	seed = (uint64_t)fz_u32(&in) << 32 | fz_u32(&in);
+	seed = (u64)fz_u32(&in) << 32 | fz_u32(&in);
 	memset(in_b, 0, sizeof(in_b));
 	for (i = 0; i < n; i++) {
 		fz_name(&in, &in_b[i]);
@@ -377,7 +381,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	why = NULL;
 	err = maglev_build(t, size, b, n, work, NULL, &why);
 	if (err) {
-		uint8_t *p = (uint8_t *)t;
+		u8 *p = (u8 *)t;
 		size_t k;
 
 		fz_assert(!must, "build refused valid input: %s", why);
@@ -410,8 +414,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		  "another order gave another table");
 	fz_assert(!maglev_churn(t, b, n, t2, b2, n, work), "churn with itself");
 	for (i = 0; i < 64; i++) {
-		uint64_t h = maglev_hash(&i, sizeof(i), seed);
-		uint32_t o = maglev_lookup(t, h);
+		u64 h = maglev_hash(&i, sizeof(i), seed);
+		u32 o = maglev_lookup(t, h);
 
 		fz_assert(maglev_slot_of(t, h) < size, "slot out of range");
 		fz_assert(t->nr_filled ? o < n : o == MAGLEV_NONE,

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "maglev_compat.h"
+
 int maglev_sim_main(int argc, char **argv);
 
 /* Longest fuzz input taken, and most lines of it. */
@@ -109,9 +111,9 @@ static void fz_errors(const struct fz_run *r, unsigned long nr_lines,
 		  r->status, nr);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
+int LLVMFuzzerTestOneInput(const u8 *data, size_t len);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 {
 	size_t cap = sizeof(fz_prefix) + len * 2 +
 		     (FZ_MAX_LINES + 1) * (sizeof(fz_dump) + 4);
@@ -131,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	memcpy(q1, fz_prefix, sizeof(fz_prefix) - 1);
 	l1 = sizeof(fz_prefix) - 1;
 	while (i < len) {
-		const uint8_t *nl = memchr(data + i, '\n', len - i);
+		const u8 *nl = memchr(data + i, '\n', len - i);
 		size_t n = nl ? (size_t)(nl - (data + i)) : len - i;
 
 		if (++lines > FZ_MAX_LINES)

@@ -24,7 +24,7 @@ SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
 .PHONY: all modules clean install uninstall check demo tools bench-host bench-guest \
-	help host-test compare deb
+	help host-test compare deb fuzz stress
 
 all: modules
 
@@ -119,6 +119,20 @@ demo:
 deb:
 	scripts/mkdeb.sh $(BUILD)/deb
 
+# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each after the corpus replay.
+FUZZ_SECONDS	?= 300
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+# Stress and scale guest tests (13-16) with STRESS_SECONDS of load each, on
+# each of STRESS_FLAVOURS; "make check" runs them with 20 s.
+STRESS_SECONDS	?= 600
+STRESS_FLAVOURS	?= default debug
+stress:
+	set -e; for f in $(STRESS_FLAVOURS); do \
+		KFLAVOUR=$$f STRESS_SECONDS=$(STRESS_SECONDS) \
+		GUEST_TESTS='1[3-6]-*' scripts/vm-test.sh; done
+
 help:
 	@echo 'Targets:'
 	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
@@ -136,3 +150,5 @@ help:
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
+	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
+	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'

@@ -7,7 +7,10 @@
 #   host     tests/run.sh                host unit tests
 #   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers, i386
 #   static   scripts/static-check.sh     checkpatch --strict, sparse
+#   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
 #   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
+#   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
+#                                        lockdep, kmemleak, failslab)
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU
 #   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
 #   keepalived scripts/stock-keepalived.sh keepalived, kube-proxy sequences
@@ -20,7 +23,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${CHECK_STEPS:-host compile static vm stock dkms keepalived deb}
+STEPS=${CHECK_STEPS:-host compile static fuzz vm stock dkms keepalived deb vm-debug}
 
 # boot_state: installed linux-image packages and what /boot and the /vmlinuz
 # and /initrd.img links hold, to compare at the end.
@@ -44,12 +47,22 @@ step_cmd() {
 	host)	echo "$TOP/tests/run.sh" ;;
 	compile) echo "$TOP/scripts/compile-test.sh" ;;
 	static)	echo "$TOP/scripts/static-check.sh" ;;
+	fuzz)	echo "$TOP/tests/fuzz/run.sh" ;;
 	vm)	echo "$TOP/scripts/vm-test.sh" ;;
+	vm-debug) echo "$TOP/scripts/vm-test.sh" ;;
 	stock)	echo "$TOP/scripts/stock-smoke.sh" ;;
 	dkms)	echo "$TOP/scripts/dkms-test.sh" ;;
 	keepalived) echo "$TOP/scripts/stock-keepalived.sh" ;;
 	deb)	echo "$TOP/scripts/deb-test.sh" ;;
 	*)	return 1 ;;
+	esac
+}
+
+# step_flavour STEP: the test kernel flavour of a step.
+step_flavour() {
+	case $1 in
+	vm-debug) echo debug ;;
+	*)	echo "${KFLAVOUR:-default}" ;;
 	esac
 }
 
@@ -60,7 +73,8 @@ for step in $STEPS; do
 	start=$(date +%s)
 	rc=0
 	if [ -x "$cmd" ]; then
-		"$cmd" </dev/null 2>&1 | tee "$log"
+		KFLAVOUR=$(step_flavour "$step") "$cmd" </dev/null 2>&1 |
+			tee "$log"
 		rc=${PIPESTATUS[0]}
 	else
 		echo "FAIL: $step: ${cmd#"$TOP/"} missing" | tee "$log"

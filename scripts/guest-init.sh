@@ -9,6 +9,8 @@
 #   maglev.timeout=SECS    limit for one test (default 60)
 #   maglev.ko=PATH|none    the module test: loads (default
 #                          /maglev/ip_vs_maglev.ko); none: the test loads it
+#   maglev.stress=SECS     load duration of the stress tests, exported to
+#                          the test as STRESS_SECONDS (default 20)
 #
 # Kernel messages go to the console (ttyS0). Results go to ttyS1, one
 # line each, read by scripts/vmlib.sh:
@@ -35,6 +37,8 @@ arg() { sed -n "s/.*maglev\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
 job=$(arg job)
 tmo=$(arg timeout)
 tmo=${tmo:-60}
+STRESS_SECONDS=$(arg stress)
+export STRESS_SECONDS=${STRESS_SECONDS:-20}
 
 export MAGLEV_DIR=/maglev
 export MAGLEV_KO=/maglev/ip_vs_maglev.ko
@@ -55,7 +59,19 @@ modname() { n=${1##*/}; n=${n%.ko}; echo "$n" | tr - _; }
 
 loaded() { grep -q "^$1 " /proc/modules; }
 
+# The tests race on two CPUs (qemu-run.sh: -smp 2); checked once per
+# vm-test.sh run, in the KUnit boot.
+check_cpus() {
+	n=$(grep -c '^processor' /proc/cpuinfo)
+	if [ "$n" -ge 2 ] && [ "$(nproc)" -ge 2 ]; then
+		echo "PASS: guest has $n CPUs online" >&3
+	else
+		echo "FAIL: guest has $n CPUs in /proc/cpuinfo, nproc $(nproc); want 2" >&3
+	fi
+}
+
 run_kunit() {
+	check_cpus
 	mods=
 	for m in /maglev/kunit/*.ko; do
 		[ -e "$m" ] || { echo "FAIL: no KUnit modules in the initramfs" >&3; return; }

@@ -16,8 +16,28 @@ export KFLAVOUR
 # Seconds for one guest test; KASAN and lockdep under TCG are slower.
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
 [ "$KFLAVOUR" = default ] || GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
+QEMU_TIMEOUT_SET=${QEMU_TIMEOUT:-}
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
+
+# guest_timeout TEST: seconds for one guest test: GUEST_TIMEOUT, or more if
+# the test has a header line "# guest-timeout: N" or "# timeout: N" (N seconds on the default
+# flavour, scaled like GUEST_TIMEOUT on the others) or
+# "# guest-timeout: N+stress" (the same plus STRESS_SECONDS, unscaled).
+guest_timeout() {
+	local h n
+	h=$(sed -n 's/^# \(guest-\)\{0,1\}timeout: *\([0-9][0-9]*\)\(+stress\)\{0,1\} *$/\2 \3/p' \
+		"$1" | head -n 1)
+	n=${h% *}
+	[ -n "$n" ] || n=0
+	[ "$KFLAVOUR" = default ] || n=$((n * 6))
+	[ "${h#* }" = +stress ] && n=$((n + STRESS_SECONDS))
+	[ "$n" -gt "$GUEST_TIMEOUT" ] || n=$GUEST_TIMEOUT
+	echo "$n"
+}
 KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
+# Guest seconds of load for the stress tests (maglev.stress, STRESS_SECONDS
+# in the guest); "make stress" sets 600.
+STRESS_SECONDS=${STRESS_SECONDS:-20}
 
 kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir "vm-$KFLAVOUR")
@@ -79,18 +99,11 @@ elif [ "$built" -eq 0 ]; then
 	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
 else
 	for t in "${tests[@]}"; do
-		# A line "# timeout: SECS" (or "# guest-timeout: SECS") in a test
-		# raises its limit (scaled like GUEST_TIMEOUT on the debug
-		# flavour).
-		tmo=$(sed -n 's/^# \(guest-\)\{0,1\}timeout: *\([0-9][0-9]*\) *$/\2/p' \
-			"$TOP/scripts/guest/$t" | head -n 1)
-		[ -z "$tmo" ] || [ "$KFLAVOUR" = default ] || tmo=$((tmo * 6))
-		[ -n "$tmo" ] && [ "$tmo" -gt "$GUEST_TIMEOUT" ] || tmo=$GUEST_TIMEOUT
-		qtmo=$((tmo * 2 + 30))
-		[ "$qtmo" -gt "$QEMU_TIMEOUT" ] || qtmo=$QEMU_TIMEOUT
-		QEMU_TIMEOUT=$qtmo vm_boot "guest/${t%.sh}" "$bzimage" \
-			"$w/initramfs.cpio" "$w" "" \
-			"maglev.job=test:$t" "maglev.timeout=$tmo"
+		tmo=$(guest_timeout "$TOP/scripts/guest/$t")
+		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
+			vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" \
+			"$w" "" "maglev.job=test:$t" "maglev.timeout=$tmo" \
+			"maglev.stress=$STRESS_SECONDS"
 	done
 fi
 summary

@@ -368,3 +368,104 @@ cleanup_net() {
 		ip netns del "$_ns"
 	done
 }
+
+# --- stress and scale tests (13-16): helpers prefixed stress_ ---------------
+#
+# They run on the module as it is: "pending" on the service lines (builds
+# asynchronous) is used when present and not required.
+
+STRESS_SECONDS=${STRESS_SECONDS:-20}
+
+# stress_has_pending [NETNS]: true if /proc's service lines carry "pending"
+# (the module builds tables asynchronously); needs one maglev service.
+stress_has_pending() {
+	in_ns "${1:-}" cat $PROC | grep -q '^service .* pending [0-9]'
+}
+
+# stress_wait_caught_up [NETNS] [SECONDS]: wait until no maglev service of
+# the namespace shows "pending" other than 0 (at once if the field does not
+# exist); false after SECONDS (default 60) with services still pending.
+stress_wait_caught_up() {
+	_n=$((${2:-60} * 10))
+	while in_ns "${1:-}" cat $PROC |
+		awk '$1 == "service" { for (i = 4; i < NF; i += 2)
+			if ($i == "pending" && $(i + 1) != 0) f = 1 }
+			END { exit !f }'; do
+		_n=$((_n - 1))
+		[ "$_n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# stress_now: seconds since the epoch.
+stress_now() { date +%s; }
+
+# stress_pick VAR WORD...: set VAR to one of the words, at random (no
+# subshell: forks are what costs most under TCG).
+stress_pick() {
+	_pv=$1
+	shift
+	# shellcheck disable=SC3028 # busybox ash has $RANDOM
+	shift $((RANDOM % $#))
+	eval "$_pv=\$1"
+}
+
+# stress_count NAME N: add N to the counter NAME (a file under $T, so that
+# background loops can count; each adds a line, so they never race).
+stress_count() { echo "$2" >>"$T/cnt.$1"; }
+
+# stress_get NAME: the counter NAME.
+stress_get() {
+	if [ -f "$T/cnt.$1" ]; then
+		awk '{ n += $1 } END { print n + 0 }' "$T/cnt.$1"
+	else
+		echo 0
+	fi
+}
+
+# stress_proc_vs_ipvsadm TEXT [NETNS]: the maglev services and their dests
+# in /proc equal those of "ipvsadm -Ln" (names; weights up to 65535 too,
+# since /proc shows the weight a table was built with).
+stress_proc_vs_ipvsadm() {
+	in_ns "${2:-}" ipvsadm -Ln | awk '
+		/^(TCP|UDP|SCTP|FWM) / {
+			on = ($3 == "maglev" || $4 == "maglev")
+			if (!on)
+				next
+			p = $1
+			if (p == "FWM" && $3 == "IPv6")
+				p = "FWM6"
+			s = p " " $2
+			print s
+			next
+		}
+		on && $1 == "->" && $2 != "RemoteAddress:Port" {
+			w = ($4 <= 65535) ? $4 : "big"
+			print s, $2, w
+		}' | sort >"$T/pv.ipvsadm"
+	in_ns "${2:-}" cat $PROC | awk '
+		$1 == "service" { s = $2 " " $3; print s }
+		$1 == "dest" {
+			w = ($4 <= 65535) ? $4 : "big"
+			print s, $2, w
+		}' | sort >"$T/pv.proc"
+	if cmp -s "$T/pv.ipvsadm" "$T/pv.proc"; then
+		pass "$1: /proc lists the services and dests of ipvsadm -Ln ($(grep -c -v ' .* ' "$T/pv.proc") services, $(grep -c ' .* ' "$T/pv.proc") dests)"
+	else
+		fail "$1: /proc and ipvsadm -Ln differ"
+		diff "$T/pv.ipvsadm" "$T/pv.proc" | head -n 20
+	fi
+}
+
+# stress_is_valid_size N: true if N is a table size maglev_check_size()
+# accepts today: a prime in 251..5000011.
+stress_is_valid_size() {
+	awk -v n="$1" 'BEGIN {
+		if (n !~ /^[0-9]+$/ || n < 251 || n > 5000011)
+			exit 1
+		for (d = 2; d * d <= n; d++)
+			if (n % d == 0)
+				exit 1
+		exit 0
+	}'
+}

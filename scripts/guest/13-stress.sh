@@ -1,0 +1,485 @@
+#!/bin/sh
+# Guest test 13: configuration races traffic for STRESS_SECONDS (guest
+# seconds; 20 in "make check", 600 in "make stress").
+#
+# Traffic from the client namespace "cl" (UDP over IPv4 and IPv6 with
+# udpflows, TCP through socat to socat servers answering their name) goes
+# through three maglev services to four real-server namespaces, while other
+# loops, all at once:
+#   - add, delete and re-weight dests of those services (weights 0, 1, 2,
+#     65535 and above 65535, and dests that do not exist)
+#   - toggle the scheduler flags with ipvsadm -E
+#   - write valid and invalid table_size and hash_seed
+#   - create and delete whole services (TCP, UDP, IPv6, fwmark v4 and v6)
+#   - create and delete network namespaces holding a maglev service with
+#     traffic of their own
+#   - read /proc/net/ip_vs_maglev in a tight loop
+#   - with failslab (debug kernel), fail allocations of the kmalloc caches
+#     small tables come from, one second in three
+# Afterwards the services are given a known configuration: every flow is
+# served by the real server maglev-sim predicts, /proc agrees with ipvsadm
+# -Ln and with maglev-sim's digest, ipvsadm -C and rmmod succeed. Kernel
+# reports on the console and kmemleak are judged by the harness.
+#
+# guest-timeout: 180+stress
+. "${0%/*}/lib.sh"
+
+# --- what the module is expected to do (adjust here) --------------------------
+# Weights IPVS accepts above 65535: once builds are asynchronous ("pending"
+# on the service lines) the table is built with them, scaled (agreed
+# interface); before, such a rebuild fails and the old table stays.
+BIG_WEIGHTS="65536 70000 2147483647"
+WEIGHTS="0 1 1 2 5 65535"
+# table_size writes: valid ones take, the others must be refused, and the
+# parameter never holds a size stress_is_valid_size rejects.
+VALID_SIZES="251 257 1021 4093 65537"
+INVALID_SIZES="0 1 250 1000 5000012 4294967297 abc -7"
+VALID_SEEDS="0 1 12345 0xdeadbeefcafe 18446744073709551615"
+INVALID_SEEDS="x -1 18446744073709551616 0x"
+# Final configuration, checked against maglev-sim.
+FINAL_SIZE=4093
+FINAL_SEED=12345
+
+V4=$VIP4
+V6=$VIP6
+S_U4="UDP $V4:80"
+S_T4="TCP $V4:80"
+S_U6="UDP [$V6]:80"
+NRS=4
+
+info "STRESS_SECONDS=$STRESS_SECONDS"
+setup_net $NRS
+# Short UDP timeouts while the load runs, so the connection table stays small.
+ipvsadm --set 0 0 3
+ADDRS4=$(client_addrs 4 8)
+ADDRS6=$(client_addrs 6 8)
+i=1
+while [ $i -le $NRS ]; do
+	ip netns exec "rs$i" socat TCP-LISTEN:80,fork,reuseaddr \
+		SYSTEM:"echo rs$i" >/dev/null 2>&1 &
+	SERVERS="${SERVERS:-} $!"
+	i=$((i + 1))
+done
+warm_up
+
+run ipvsadm -A -u $V4:80 -s maglev -b flag-2
+run ipvsadm -A -t $V4:80 -s maglev
+run ipvsadm -A -u "[$V6]:80" -s maglev -b flag-2
+i=1
+while [ $i -le $NRS ]; do
+	run ipvsadm -a -u $V4:80 -r "10.1.$i.1:80" -m
+	run ipvsadm -a -t $V4:80 -r "10.1.$i.1:80" -m
+	run ipvsadm -a -u "[$V6]:80" -r "[fd01:$i::1]:80" -m
+	i=$((i + 1))
+done
+if stress_has_pending ""; then
+	BIG_OK=1
+	info "asynchronous builds: weights above 65535 must be built"
+else
+	BIG_OK=0
+	info "no 'pending' field: weights above 65535 may fail rebuilds"
+fi
+
+# The loops run until $T/stop exists ("[" is a builtin: no fork).
+running() { [ ! -e "$T/stop" ]; }
+
+# --- the loops ------------------------------------------------------------------
+# Dest pools: the real servers and one address per server that answers
+# nothing.
+POOL4="10.1.1.1:80 10.1.2.1:80 10.1.3.1:80 10.1.4.1:80 10.1.1.9:80 10.1.3.9:80"
+POOL6="[fd01:1::1]:80 [fd01:2::1]:80 [fd01:3::1]:80 [fd01:4::1]:80 [fd01:2::9]:80"
+
+# edit_loop OPT VIP POOL: add, delete and re-weight dests of a service, in
+# batches of EDIT_BATCH random operations, one "ipvsadm -R" each (it goes
+# on after an operation IPVS refuses, such as adding a dest twice).
+EDIT_BATCH=16
+edit_loop() {
+	_ops=0 _no=0 _b=0
+	while running; do
+		: >"$T/edit.$2"
+		_j=0
+		while [ $_j -lt $EDIT_BATCH ]; do
+			# shellcheck disable=SC2086
+			stress_pick _d $3
+			# shellcheck disable=SC2086
+			stress_pick _w $WEIGHTS $WEIGHTS $BIG_WEIGHTS
+			_op=0
+			stress_pick _op a d e e
+			case $_op in
+			d) echo "-d $1 $2 -r $_d" ;;
+			*) echo "-$_op $1 $2 -r $_d -m -w $_w" ;;
+			esac >>"$T/edit.$2"
+			_j=$((_j + 1))
+		done
+		ipvsadm -R <"$T/edit.$2" >/dev/null 2>"$T/edit.$2.err"
+		_ops=$((_ops + EDIT_BATCH))
+		_no=$((_no + $(grep -c . "$T/edit.$2.err")))
+		_b=$((_b + 1))
+	done
+	stress_count edits "$_ops"
+	stress_count edits_refused "$_no"
+	stress_count edit_batches "$_b"
+}
+
+flags_loop() {
+	_n=0
+	while running; do
+		stress_pick _f flag-1 flag-2 flag-1,flag-2 flag-3 none
+		for _s in "-u $V4:80" "-t $V4:80" "-u [$V6]:80"; do
+			# shellcheck disable=SC2086
+			if [ "$_f" = none ]; then
+				ipvsadm -E $_s -s maglev
+			else
+				ipvsadm -E $_s -s maglev -b "$_f"
+			fi && _n=$((_n + 1))
+		done
+		sleep 0.1
+	done
+	stress_count flags "$_n"
+}
+
+# param_loop: the parameter must take every valid value and refuse, and
+# be left unchanged by, every invalid one.
+param_loop() {
+	_n=0 _bad=0
+	while running; do
+		# shellcheck disable=SC2086
+		stress_pick _v $VALID_SIZES $INVALID_SIZES
+		read -r _was <$PARAMS/table_size
+		if echo "$_v" 2>/dev/null >$PARAMS/table_size; then
+			stress_is_valid_size "$_v" ||
+				echo "table_size: invalid '$_v' accepted" >>"$T/param.bad"
+		elif stress_is_valid_size "$_v"; then
+			echo "table_size: valid '$_v' refused" >>"$T/param.bad"
+		elif [ "$(cat $PARAMS/table_size)" != "$_was" ]; then
+			echo "table_size: refused '$_v' changed it" >>"$T/param.bad"
+		fi
+		stress_is_valid_size "$(cat $PARAMS/table_size)" ||
+			echo "table_size holds $(cat $PARAMS/table_size)" >>"$T/param.bad"
+		# shellcheck disable=SC2086
+		stress_pick _v $VALID_SEEDS $INVALID_SEEDS
+		read -r _was <$PARAMS/hash_seed
+		case " $VALID_SEEDS " in
+		*" $_v "*) _valid=1 ;;
+		*) _valid=0 ;;
+		esac
+		if echo "$_v" 2>/dev/null >$PARAMS/hash_seed; then
+			[ $_valid = 1 ] ||
+				echo "hash_seed: invalid '$_v' accepted" >>"$T/param.bad"
+		elif [ $_valid = 1 ]; then
+			echo "hash_seed: valid '$_v' refused" >>"$T/param.bad"
+		elif [ "$(cat $PARAMS/hash_seed)" != "$_was" ]; then
+			echo "hash_seed: refused '$_v' changed it" >>"$T/param.bad"
+		fi
+		_n=$((_n + 2))
+		sleep 0.05
+	done
+	stress_count params "$_n"
+}
+
+# svc_loop: create services of every kind with a few dests (one ipvsadm -R
+# each), keep three, delete the oldest.
+svc_loop() {
+	_k=0 _c=0 _d=0
+	: >"$T/svcs"
+	while running; do
+		_k=$((_k + 1))
+		_i=$((_k % 200 + 10))
+		case $((_k % 5)) in
+		0) _s="-t 10.0.1.$_i:80" _r="10.1.1.1:80 10.1.2.1:80 10.1.3.1:80" ;;
+		1) _s="-u 10.0.1.$_i:53" _r="10.1.1.1:53 10.1.2.1:53" ;;
+		2) _s="-t [fd00::1:$_i]:443" _r="[fd01:1::1]:443 [fd01:2::1]:443" ;;
+		3) _s="-f $_i" _r="10.1.1.1:0 10.1.4.1:0" ;;
+		*) _s="-f $((_i + 1000)) -6" _r="[fd01:3::1]:0 [fd01:4::1]:0" ;;
+		esac
+		{
+			echo "-A $_s -s maglev -b flag-$((_k % 2 + 1))"
+			for _x in $_r; do
+				echo "-a $_s -r $_x -m -w $((_k % 3))"
+			done
+		} >"$T/svc.in"
+		ipvsadm -R <"$T/svc.in" >/dev/null 2>&1 && _c=$((_c + 1))
+		echo "$_s" >>"$T/svcs"
+		if [ "$(wc -l <"$T/svcs")" -gt 3 ]; then
+			# shellcheck disable=SC2046
+			ipvsadm -D $(head -n 1 "$T/svcs") >/dev/null 2>&1 &&
+				_d=$((_d + 1))
+			sed -i 1d "$T/svcs"
+		fi
+	done
+	while read -r _s; do
+		# shellcheck disable=SC2086
+		ipvsadm -D $_s >/dev/null 2>&1 && _d=$((_d + 1))
+	done <"$T/svcs"
+	stress_count svc_created "$_c"
+	stress_count svc_deleted "$_d"
+}
+
+# netns_loop: a namespace with a maglev service and local traffic through
+# it, deleted while its traffic may still run.
+netns_loop() {
+	_k=0 _f=0
+	while running; do
+		_k=$((_k + 1))
+		_ns=st$_k
+		ip netns add $_ns || continue
+		ip -n $_ns link set lo up
+		ip -n $_ns link add d0 type dummy
+		ip -n $_ns addr add 10.5.0.1/24 dev d0
+		ip -n $_ns link set d0 up
+		ip -n $_ns route add default dev d0
+		{
+			echo "-A -u $V4:80 -s maglev -b flag-2"
+			echo "-a -u $V4:80 -r 10.5.0.2:80 -m"
+			echo "-a -u $V4:80 -r 10.5.0.3:80 -m -w 3"
+			echo "-A -f 5 -s maglev"
+			echo "-a -f 5 -r 10.5.0.4:0 -m"
+		} | ip netns exec $_ns ipvsadm -R
+		_f=$((_f + $(ip netns exec $_ns udpflows $V4 80 1000 100 10.5.0.1 |
+			wc -l)))
+		ip netns exec $_ns cat $PROC >/dev/null
+		# may not get into the namespace before it is deleted
+		ip netns exec $_ns udpflows -q $V4 80 2000 400 10.5.0.1 \
+			2>/dev/null &
+		ip netns del $_ns
+		wait $!
+	done
+	stress_count netns "$_k"
+	stress_count netns_flows "$_f"
+}
+
+proc_loop() {
+	_n=0
+	while running; do
+		# Every dest line follows a service line; every service line
+		# has the fields up to the digest.
+		awk '$1 == "service" { on = 1; if (NF < 23) bad = 1; next }
+			$1 == "dest" { if (!on || NF < 6) bad = 1; next }
+			{ bad = 1 }
+			END { exit bad }' $PROC ||
+			echo "malformed /proc read" >>"$T/proc.bad"
+		_n=$((_n + 1))
+	done
+	stress_count proc_reads "$_n"
+}
+
+udp_loop() {
+	_n=0 _p=10000
+	while running; do
+		# shellcheck disable=SC2086
+		_n=$((_n + $(flows $V4 80 $_p 25 $ADDRS4 | wc -l)))
+		# shellcheck disable=SC2086
+		_n=$((_n + $(flows $V6 80 $_p 25 $ADDRS6 | wc -l)))
+		_p=$((_p + 25))
+		[ $_p -lt 40000 ] || _p=10000
+	done
+	stress_count udp_flows "$_n"
+}
+
+tcp_loop() {
+	_ok=0 _no=0 _p=10000
+	while running; do
+		# shellcheck disable=SC2086
+		stress_pick _a $ADDRS4
+		if ip netns exec cl socat -T 2 -u \
+			"TCP:$V4:80,bind=$_a:$_p,connect-timeout=2" - 2>/dev/null |
+			grep -q '^rs[0-9]'; then
+			_ok=$((_ok + 1))
+		else
+			_no=$((_no + 1))
+		fi
+		_p=$((_p + 1))
+		[ $_p -lt 40000 ] || _p=10000
+	done
+	stress_count tcp_ok "$_ok"
+	stress_count tcp_failed "$_no"
+}
+
+FS=/sys/kernel/debug/failslab
+# Small tables (table_size 251..4093, a few dests) and their scratch areas
+# come from these caches.
+FS_CACHES="kmalloc-1k kmalloc-2k kmalloc-4k kmalloc-8k"
+failslab_on() {
+	echo 20 >$FS/probability
+	echo 1 >$FS/interval
+	echo -1 >$FS/times
+	echo 0 >$FS/space
+	echo 0 >$FS/verbose
+	echo N >$FS/task-filter
+	echo Y >$FS/cache-filter
+	echo N >$FS/ignore-gfp-wait
+	for _c in $FS_CACHES; do
+		echo 1 2>/dev/null >"/sys/kernel/slab/$_c/failslab"
+	done
+}
+failslab_off() {
+	for _c in $FS_CACHES; do
+		echo 0 2>/dev/null >"/sys/kernel/slab/$_c/failslab"
+	done
+	echo 0 >$FS/probability
+}
+failslab_loop() {
+	_n=0
+	while running; do
+		failslab_on
+		sleep 1
+		failslab_off
+		_n=$((_n + 1))
+		sleep 2
+	done
+	stress_count failslab_windows "$_n"
+}
+
+info "load for $STRESS_SECONDS s"
+(sleep "$STRESS_SECONDS" && : >"$T/stop") &
+LOOPS="$!"
+edit_loop -u $V4:80 "$POOL4" &
+LOOPS="$LOOPS $!"
+edit_loop -t $V4:80 "$POOL4" &
+LOOPS="$LOOPS $!"
+edit_loop -u "[$V6]:80" "$POOL6" &
+LOOPS="$LOOPS $!"
+flags_loop &
+LOOPS="$LOOPS $!"
+param_loop &
+LOOPS="$LOOPS $!"
+svc_loop &
+LOOPS="$LOOPS $!"
+netns_loop &
+LOOPS="$LOOPS $!"
+proc_loop &
+LOOPS="$LOOPS $!"
+udp_loop &
+LOOPS="$LOOPS $!"
+tcp_loop &
+LOOPS="$LOOPS $!"
+if [ -d $FS ] && [ -e /sys/kernel/slab/kmalloc-4k/failslab ]; then
+	failslab_loop &
+	LOOPS="$LOOPS $!"
+else
+	info "no failslab in this kernel: no injected allocation failures"
+fi
+# shellcheck disable=SC2086
+wait $LOOPS
+[ -d $FS ] && failslab_off
+
+builds=0
+afail=0
+bfail=0
+for s in "$S_U4" "$S_T4" "$S_U6"; do
+	builds=$((builds + $(svc_field "$s" builds)))
+	afail=$((afail + $(svc_field "$s" alloc_fail)))
+	bfail=$((bfail + $(svc_field "$s" build_fail)))
+done
+info "load: dest edits $(stress_get edits) in $(stress_get edit_batches) batches ($(stress_get edits_refused) refused by IPVS), flag changes $(stress_get flags), parameter writes $(stress_get params)"
+info "load: services created $(stress_get svc_created), deleted $(stress_get svc_deleted); namespaces $(stress_get netns) with $(stress_get netns_flows) flows"
+info "load: /proc reads $(stress_get proc_reads); UDP flows $(stress_get udp_flows); TCP connections $(stress_get tcp_ok) answered, $(stress_get tcp_failed) not"
+info "load: builds of the 3 traffic services $builds (alloc_fail $afail, build_fail $bfail); failslab windows $(stress_get failslab_windows)"
+check "the edit loops ran" [ "$(stress_get edits)" -gt 0 ]
+check "UDP traffic ran" [ "$(stress_get udp_flows)" -gt 0 ]
+check "some TCP connections were answered" [ "$(stress_get tcp_ok)" -gt 0 ]
+check "namespaces with services came and went" [ "$(stress_get netns)" -gt 0 ]
+if [ -s "$T/param.bad" ]; then
+	fail "module parameters: $(sort -u "$T/param.bad" | head -n 5 | tr '\n' ';')"
+else
+	pass "module parameters: valid values taken, invalid refused and harmless"
+fi
+if [ -s "$T/proc.bad" ]; then
+	fail "/proc: $(wc -l <"$T/proc.bad") malformed reads under load"
+else
+	pass "/proc: $(stress_get proc_reads) reads under load, all well formed"
+fi
+
+# --- afterwards: a known configuration, checked end to end --------------------
+echo $FINAL_SIZE >$PARAMS/table_size
+echo $FINAL_SEED >$PARAMS/hash_seed
+ipvsadm --set 0 0 120
+# final OPT VIP POOL FLAGS: the pool's first four dests with weights 1 2 3
+# 5, nothing else; prints the maglev-sim commands for the same.
+final() {
+	_o=$1 _v=$2 _f=$4
+	ipvsadm -Ln "$_o" "$_v" | awk '$1 == "->" && $2 != "RemoteAddress:Port" {
+		print $2 }' >"$T/old"
+	while read -r _d; do
+		run ipvsadm -d "$_o" "$_v" -r "$_d"
+	done <"$T/old"
+	# shellcheck disable=SC2086
+	run ipvsadm -E "$_o" "$_v" -s maglev $_f
+	printf 'SIZE %s\nSEED %s\n' $FINAL_SIZE $FINAL_SEED
+	# shellcheck disable=SC2086
+	set -- $3
+	for _w in 1 2 3 5; do
+		run ipvsadm -a "$_o" "$_v" -r "$1" -m -w $_w
+		echo "ADD_NODE $1 $_w"
+		shift
+	done
+}
+# shellcheck disable=SC2086
+final -u $V4:80 "$POOL4" "-b flag-2" >"$T/s.u4"
+# shellcheck disable=SC2086
+final -t $V4:80 "$POOL4" "" >"$T/s.t4"
+# shellcheck disable=SC2086
+final -u "[$V6]:80" "$POOL6" "-b flag-2" >"$T/s.u6"
+if [ $BIG_OK = 1 ]; then
+	run ipvsadm -A -u 10.0.0.2:80 -s maglev
+	printf 'SIZE %s\n' $FINAL_SIZE >"$T/s.big"
+	for w in $BIG_WEIGHTS; do
+		run ipvsadm -a -u 10.0.0.2:80 -r "10.1.1.1:$((w % 60000 + 1))" -m -w "$w"
+		echo "ADD_NODE 10.1.1.1:$((w % 60000 + 1)) $w" >>"$T/s.big"
+	done
+fi
+check "every service caught up after the load" stress_wait_caught_up ""
+for s in "$S_U4" "$S_T4" "$S_U6"; do
+	expect_eq "$s: table size is table_size" "$(svc_field "$s" size)" $FINAL_SIZE
+	expect_eq "$s: seed is hash_seed" "$(svc_field "$s" seed)" $FINAL_SEED
+done
+check_sim "$S_U4 after the load" "$S_U4" "$T/s.u4"
+check_sim "$S_T4 after the load" "$S_T4" "$T/s.t4"
+check_sim "$S_U6 after the load" "$S_U6" "$T/s.u6"
+[ $BIG_OK = 1 ] && check_sim "UDP 10.0.0.2:80 weights $BIG_WEIGHTS" \
+	"UDP 10.0.0.2:80" "$T/s.big"
+stress_proc_vs_ipvsadm "after the load"
+
+# Every flow, with source ports the load did not use, is served by the
+# real server maglev-sim predicts.
+# shellcheck disable=SC2086
+flows $V4 80 50000 20 $ADDRS4 >"$T/f4"
+predict "$T/f4" "$T/s.u4" 1 >"$T/p4"
+compare_choices "$S_U4" "$T/f4" "$T/p4" $V4 80
+# shellcheck disable=SC2086
+flows $V6 80 50000 20 $ADDRS6 >"$T/f6"
+predict "$T/f6" "$T/s.u6" 1 >"$T/p6"
+compare_choices "$S_U6" "$T/f6" "$T/p6" $V6 80
+: >"$T/ft"
+for a in $ADDRS4; do
+	echo "$a 50000" >>"$T/ft"
+done
+predict "$T/ft" "$T/s.t4" 0 >"$T/pt"
+bad=0
+while read -r a p want; do
+	got=$(ip netns exec cl socat -T 3 -u \
+		"TCP:$V4:80,bind=$a:$p,connect-timeout=3" - 2>&1)
+	# rsN answers for 10.1.N.1:80
+	w=${want#10.1.}
+	w=rs${w%%.*}
+	if [ "$got" != "$w" ]; then
+		bad=$((bad + 1))
+		info "TCP from $a:$p: answered '$got', maglev-sim says $want ($w)"
+	fi
+done <"$T/pt"
+expect_eq "$S_T4: every TCP connection answered by the predicted server" \
+	"$bad" 0
+
+# --- teardown ---------------------------------------------------------------------
+check "ipvsadm -C" ipvsadm -C
+# shellcheck disable=SC2086
+kill $SERVERS 2>/dev/null
+cleanup_net
+n=0
+while [ "$(cat /sys/module/ip_vs_maglev/refcnt)" -ne 0 ] && [ $n -lt 300 ]; do
+	sleep 0.2
+	n=$((n + 1))
+done
+check "rmmod after the load" rmmod ip_vs_maglev
+run insmod "$MAGLEV_KO"
+finish

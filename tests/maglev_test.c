@@ -5,55 +5,13 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "maglev_table.h"
 #include "maglev_ref.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-static unsigned int passed, failed;
-static const char *cur_test;
-static bool cur_ok;
-
-static void check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cond)
-		return;
-	cur_ok = false;
-	fprintf(stderr, "  %s: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static void run(const char *name, void (*fn)(void))
-{
-	cur_test = name;
-	cur_ok = true;
-	fn();
-	printf("%s - %s\n", cur_ok ? "ok" : "not ok", name);
-	if (cur_ok)
-		passed++;
-	else
-		failed++;
-}
-
-/* Deterministic PRNG (xorshift64*), so failures reproduce. */
-static u64 rng_state = 0x2545f4914f6cdd1dULL;
-
-static u64 rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
-}
+#include "unit.h"
 
 static void *xmalloc(size_t n)
 {
@@ -1000,6 +958,5 @@ int main(void)
 	run("table size fit", test_fit_size);
 	run("weights up to INT_MAX", test_big_weights);
 	run("churn to an empty table is M", test_churn_to_empty);
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

@@ -16,16 +16,8 @@
 #include "maglev_ref.h"
 #include "mh_port.h"
 
-static unsigned int passed, failed;
-
-static void result(bool ok, const char *name)
-{
-	printf("%s - %s\n", ok ? "ok" : "not ok", name);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
+#define UNIT_RNG_SEED	0x9e3779b97f4a7c15ULL
+#include "unit.h"
 
 /* lib/siphash_kunit.c, BITS_PER_LONG == 64: key 00 01 .. 0f, input 00 01 .. */
 static const u32 hsiphash_vectors[64] = {
@@ -71,17 +63,6 @@ static void test_hsiphash(void)
 		ok = false;
 	}
 	result(ok, "hsiphash matches the kernel's test vectors");
-}
-
-/* Deterministic PRNG (xorshift64*). */
-static u64 rng_state = 0x9e3779b97f4a7c15ULL;
-
-static u64 rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
 }
 
 /*
@@ -200,6 +181,5 @@ int main(void)
 	test_tables(MHP_SIZE_LARGE, 1000, 1);
 	test_tables(MHP_SIZE_LARGE, 300, 5);
 	test_tables(MHP_SIZE_LARGE, 50, 1000);	/* shifted weights */
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

@@ -4,54 +4,14 @@
  * built with -Werror and ASan + UBSan.  Prints "ok"/"not ok" per test and
  * ends with "N passed, N failed".
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ring_hash.h"
 #include "ring_set.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-static unsigned int passed, failed;
-static const char *cur_test;
-static bool cur_ok;
-
-static void check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cond)
-		return;
-	cur_ok = false;
-	fprintf(stderr, "  %s: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static void run(const char *name, void (*fn)(void))
-{
-	cur_test = name;
-	cur_ok = true;
-	fn();
-	printf("%s - %s\n", cur_ok ? "ok" : "not ok", name);
-	if (cur_ok)
-		passed++;
-	else
-		failed++;
-}
-
-static u64 rng_state = 0x9e3779b97f4a7c15ULL;
-
-static u64 rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
-}
+#define UNIT_RNG_SEED	0x9e3779b97f4a7c15ULL
+#include "unit.h"
 
 static void test_check_values(void)
 {
@@ -273,6 +233,5 @@ int main(void)
 	run("ring64 point texts <name>#<i>", test_point_texts);
 	run("ties go to the lower name", test_ties);
 	run("ring_set against a scan", test_set_random);
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_summary();
 }

@@ -469,3 +469,41 @@ stress_is_valid_size() {
 		exit 0
 	}'
 }
+
+# --- memory and service batches (tests 14, 15) ---------------------------
+
+# mem_kernel: kB of kernel objects in use: slab objects (/proc/slabinfo,
+# active objects times their size, so that slab pages kept after a free do
+# not count) plus vmalloc, after waiting a grace period so that freed tables
+# are back. Whole-page counters (SUnreclaim, MemFree) move by megabytes
+# with cached slab pages and the per-CPU page lists.
+mem_kernel() {
+	sleep 1
+	{
+		awk 'FNR > 2 { b += $2 * $4 } END { print int(b / 1024) }' \
+			/proc/slabinfo
+		awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo
+	} | awk '{ n += $1 } END { print n }'
+}
+
+# mem_pages: kB of unreclaimable slab pages (large kmalloc()s included)
+# plus vmalloc.
+mem_pages() {
+	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" { n += $2 }
+		END { print n }' /proc/meminfo
+}
+
+# services SCHED N NET: "ipvsadm -R" lines for N UDP services 10.NET.X.Y:53
+# with three dests of weights 1, 2, 3. Each round takes other VIPs: IPVS
+# keeps deleted dests in its trash for a while and takes them back for the
+# same service, which would hide their memory.
+services() {
+	awk -v s="$1" -v n="$2" -v net="$3" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			v = sprintf("10.%d.%d.%d:53", net, int(i / 250), i % 250 + 1)
+			print "-A -u " v " -s " s
+			for (d = 1; d <= 3; d++)
+				print "-a -u " v " -r 10.1." d ".1:53 -m -w " d
+		}
+	}'
+}

@@ -35,9 +35,9 @@ echo 65537 >$PARAMS/table_size
 # With holdoff_ms=4000 a change made within 4 s of the end of a build waits
 # for its own build that long: flows sent right after ipvsadm returns meet
 # the previous table. The debug kernel (KASAN, kmemleak) sends them five
-# times slower, so it gets 20 s.
+# times slower, so it gets the largest hold-off, 10 s.
 HOLDOFF=4000
-[ -e /sys/kernel/debug/kmemleak ] && HOLDOFF=20000
+[ -e /sys/kernel/debug/kmemleak ] && HOLDOFF=10000
 setup_net 3
 warm_up
 udp_service3 "$T/s0"

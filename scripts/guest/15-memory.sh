@@ -17,9 +17,14 @@
 # guest-timeout: 180
 . "${0%/*}/lib.sh"
 
+# On the debug kernel KASAN's quarantine keeps freed objects allocated for a
+# while and kmemleak adds its own per allocation, so the deltas there are
+# not the module's: it runs the same steps but only prints the figures.
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	MEM_SERVICES=${MEM_SERVICES:-200}
+	MEM_ASSERT=0
 else
+	MEM_ASSERT=1
 	MEM_SERVICES=${MEM_SERVICES:-1000}
 fi
 MEM_TOLERANCE_PCT=${MEM_TOLERANCE_PCT:-3}
@@ -60,6 +65,8 @@ procmem=$(awk '$1 == "service" { for (i = 4; i < NF; i += 2)
 	END { if (n) printf "%d", s / n }' "$T/proc")
 if [ -z "$procmem" ]; then
 	fail "/proc/net/ip_vs_maglev has no mem field"
+elif [ "$MEM_ASSERT" = 0 ]; then
+	info "debug kernel: memory per maglev service $mg B measured, /proc mem $procmem B (not compared: KASAN quarantine, kmemleak)"
 else
 	diff=$((mg - procmem))
 	[ "$diff" -ge 0 ] || diff=$((-diff))

@@ -76,16 +76,6 @@ if [ ! -d $FS ]; then
 	finish
 fi
 
-# kworkers: set make-it-fail (1) or clear it (0) on the unbound workqueue
-# threads, which run the builds.
-kworkers() {
-	for _p in /proc/[0-9]*; do
-		case $(cat "$_p/comm" 2>/dev/null) in
-		kworker/u*) echo "$1" >"$_p/make-it-fail" 2>/dev/null ;;
-		esac
-	done
-}
-
 setup_net 3
 warm_up
 udp_service3 "$T/s"

@@ -507,3 +507,13 @@ services() {
 		}
 	}'
 }
+
+# kworkers: set make-it-fail (1) or clear it (0) on the unbound workqueue
+# threads, which run the builds.
+kworkers() {
+	for _p in /proc/[0-9]*; do
+		case $(cat "$_p/comm" 2>/dev/null) in
+		kworker/u*) echo "$1" >"$_p/make-it-fail" 2>/dev/null ;;
+		esac
+	done
+}

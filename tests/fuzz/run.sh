@@ -41,7 +41,8 @@ build() {
 	fuzz_build) "$CLANG" "${FLAGS[@]}" -o "$out/$1" tests/fuzz/fuzz_build.c \
 		tests/maglev_ref.c maglev_table.c ;;
 	fuzz_sim) "$CLANG" "${FLAGS[@]}" -Dmain=maglev_sim_main -o "$out/$1" \
-		tests/fuzz/fuzz_sim.c tools/maglev-sim.c maglev_table.c ;;
+		tests/fuzz/fuzz_sim.c tools/maglev-sim.c maglev_table.c \
+		ring_hash.c tools/ring_set.c ;;
 	*) return 1 ;;
 	esac
 }

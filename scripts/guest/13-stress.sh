@@ -302,24 +302,26 @@ FS=/sys/kernel/debug/failslab
 # broke the test's own tools (no pipes, no namespaces), not the module.
 FS_CACHES="kmalloc-1k kmalloc-2k kmalloc-4k kmalloc-8k"
 failslab_on() {
-	echo 20 >$FS/probability
-	echo 1 >$FS/interval
-	echo -1 >$FS/times
-	echo 0 >$FS/space
+	# Probability last: until the filters are set, any task could fail,
+	# with a stack dump (verbose).
 	echo 0 >$FS/verbose
 	echo Y >$FS/task-filter
 	echo Y >$FS/cache-filter
-	kworkers 1
 	echo N >$FS/ignore-gfp-wait
+	echo 1 >$FS/interval
+	echo -1 >$FS/times
+	echo 0 >$FS/space
+	kworkers 1
 	for _c in $FS_CACHES; do
 		echo 1 2>/dev/null >"/sys/kernel/slab/$_c/failslab"
 	done
+	echo 20 >$FS/probability
 }
 failslab_off() {
+	echo 0 >$FS/probability
 	for _c in $FS_CACHES; do
 		echo 0 2>/dev/null >"/sys/kernel/slab/$_c/failslab"
 	done
-	echo 0 >$FS/probability
 	kworkers 0
 }
 failslab_loop() {

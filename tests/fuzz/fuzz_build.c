@@ -35,6 +35,9 @@
 #include "maglev_table.h"
 #include "maglev_ref.h"
 
+#define FUZZ_NAME "fuzz_build"
+#include "fuzz_assert.h"
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
@@ -75,17 +78,6 @@ static u32 fz_u32(struct fz_in *in)
 {
 	return fz_u16(in) | fz_u16(in) << 16;
 }
-
-#define fz_assert(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "fuzz_build: %s:%d: %s: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-			abort();					\
-		}							\
-	} while (0)
 
 static u32 fz_next_prime(u32 n)
 {

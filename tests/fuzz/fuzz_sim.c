@@ -25,6 +25,9 @@
 
 #include "maglev_compat.h"
 
+#define FUZZ_NAME "fuzz_sim"
+#include "fuzz_assert.h"
+
 int maglev_sim_main(int argc, char **argv);
 
 /* Longest fuzz input taken, and most lines of it. */
@@ -47,17 +50,6 @@ struct fz_run {
 	size_t out_len, err_len;
 	int status;
 };
-
-#define fz_assert(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "fuzz_sim: %s:%d: %s: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-			abort();					\
-		}							\
-	} while (0)
 
 static void fz_run(const char *input, size_t len, struct fz_run *r)
 {

@@ -6,6 +6,8 @@ export TOP
 
 # Bump when the way the test kernel is built changes, to invalidate caches.
 KERNEL_RECIPE=1
+# Bump when the stock header cache's layout changes (it gained 'depends').
+STOCK_RECIPE=2
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -33,6 +35,80 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed"
 }
 
+# deb_depends DEB...: the packages that the .debs DEB... need installed,
+# read from their own Depends and Pre-Depends (dpkg-deb -f), one name a
+# line: for an alternative "a | b" the first one that apt can install,
+# a virtual package replaced by a real one that provides it. Packages
+# among the DEBs themselves are left out (they are unpacked, not
+# installed), and so is anything named linux-image-* (the boot kernel
+# is never installed; an alternative offering one takes another choice).
+# Fails (after a log line) if a dependency has no installable choice.
+deb_depends() {
+	local deb own=' ' field deps dep alt name real ok out=''
+	for deb in "$@"; do
+		own+="$(dpkg-deb -f "$deb" Package) "
+	done
+	deps=$(for deb in "$@"; do
+		for field in Pre-Depends Depends; do
+			dpkg-deb -f "$deb" "$field"
+			echo
+		done
+	done | tr ',' '\n' | sed 's/([^)]*)//g; s/:any//g; s/^ *//; s/ *$//' |
+		grep -v '^$' | LC_ALL=C sort -u)
+	while IFS= read -r dep; do
+		[ -n "$dep" ] || continue
+		ok=
+		IFS='|' read -ra alt <<<"$dep"
+		for name in "${alt[@]}"; do
+			name=${name// /}
+			case $name in
+			linux-image-*) ok=${ok:-image}; continue ;;
+			esac
+			case $own in *" $name "*) ok=own; break ;; esac
+			real=$(apt_real_pkg "$name") || continue
+			out+="$real"$'\n'
+			ok=1
+			break
+		done
+		# Only linux-image choices: that is the kernel, never installed.
+		[ -n "$ok" ] || {
+			log "no installable choice for the dependency '$dep' of ${*##*/}"
+			return 1
+		}
+	done <<<"$deps"
+	printf '%s' "$out" | LC_ALL=C sort -u
+}
+
+# apt_real_pkg NAME: NAME if apt knows it as a real package, else the first
+# package that provides it (as apt-get install picks a sole provider).
+apt_real_pkg() {
+	if apt-cache show --no-all-versions "$1" >/dev/null 2>&1 &&
+	   apt-cache show --no-all-versions "$1" 2>/dev/null | grep -q '^Package:'; then
+		echo "$1"
+		return 0
+	fi
+	apt-cache showpkg "$1" 2>/dev/null |
+		sed -n '/^Reverse Provides:/,$p' | sed -n '2{s/ .*//;p;q}' | grep .
+}
+
+# need_deb_depends DEPFILE: install (need_pkgs) the packages listed in
+# DEPFILE, as written by deb_depends, after checking that installing them
+# pulls in no linux-image package.
+need_deb_depends() {
+	local pkgs=() p sim
+	while IFS= read -r p; do
+		[ -n "$p" ] && pkgs+=("$p")
+	done <"$1"
+	[ ${#pkgs[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -eq 0 ]; then
+		sim=$(apt-get -s -q install --no-install-recommends "${pkgs[@]}" 2>&1 |
+			sed -n 's/^Inst \(linux-image-[^ ]*\).*/\1/p')
+		[ -z "$sim" ] ||
+			die "installing ${pkgs[*]} would install $sim; refused (the boot kernel stays as it is)"
+	fi
+	need_pkgs "${pkgs[@]}"
+}
+
 # Packages to build a kernel and out-of-tree modules.
 # shellcheck disable=SC2034
 BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
@@ -41,11 +117,10 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # shellcheck disable=SC2034
 # No linux-headers packages: they pull in linux-image packages, which
 # change the boot kernel; stock_headers fetches them into the cache.
-# libnftnl11 and libsnmp40: libraries of keepalived, which the keepalived
-# step copies into its guest (keepalived itself is downloaded, not
-# installed); debhelper, dh-dkms: make deb.
+# keepalived's libraries come from its own Depends (stock-keepalived.sh);
+# debhelper, dh-dkms: make deb.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
-	    ipvsadm iproute2 socat libnftnl11 libsnmp40 debhelper dh-dkms
+	    ipvsadm iproute2 socat debhelper dh-dkms
 	    dpkg-dev gnuplot-nox python3)
 
 cache_root() {
@@ -198,12 +273,17 @@ stock_headers() {
 		log "apt-cache finds no Debian $series cloud kernel ($(stock_meta "$series"))"
 		return 1
 	}
-	dir="$(cache_root)/headers-$STOCK_VER-${STOCK_PKGVER//[^A-Za-z0-9.-]/_}"
+	dir="$(cache_root)/headers-$STOCK_VER-${STOCK_PKGVER//[^A-Za-z0-9.-]/_}-r$STOCK_RECIPE"
 	if [ ! -f "$dir/.ready" ]; then
 		mkdir -p "$dir" || return 1
 		( flock 9 && stock_headers_unpack "$STOCK_VER" "$STOCK_PKGVER" \
 			"$dir" ) 9>"$dir.lock" || return 1
 	fi
+	[ -f "$dir/depends" ] || {
+		log "$dir has no depends list; delete $dir and run again"
+		return 1
+	}
+	( need_deb_depends "$dir/depends" ) || return 1
 	STOCK_KDIR=$dir/root/usr/src/linux-headers-$STOCK_VER
 }
 
@@ -241,6 +321,10 @@ stock_headers_unpack() {
 			return 1
 		}
 	done
+	# What the headers need installed to build with (pahole, libelf,
+	# gcc-12, ...), from the packages themselves: stock_headers installs
+	# it on every call.
+	deb_depends "$dir"/dl/*.deb >"$dir/depends.new" || return 1
 	for deb in "$dir"/dl/*.deb; do
 		dpkg-deb -x "$deb" "$dir/tmp" || return 1
 	done
@@ -252,6 +336,7 @@ stock_headers_unpack() {
 	# The Makefile includes the -common one by its absolute /usr/src path.
 	sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" "$d/Makefile" ||
 		return 1
+	mv -f "$dir/depends.new" "$dir/depends" || return 1
 	mv -T "$dir/tmp" "$dir/root" || return 1
 	rm -rf "$dir/dl"
 	touch "$dir/.ready"

@@ -20,11 +20,10 @@ set -eu
 
 PATH=$PATH:/usr/sbin:/sbin
 # keepalived's shared libraries must be on this machine for mkinitramfs.sh
-# (ldd) to copy them; they are libraries only, no daemon.
-KA_LIBS=(libnftnl11 libsnmp40 libnl-3-200 libnl-genl-3-200 libmnl0
-	 libglib2.0-0 libpcre2-8-0 libssl3 libsystemd0)
+# (ldd) to copy them: keepalived_pkg installs its Depends (libraries, no
+# daemon), read from the package itself.
 need_pkgs "${BUILD_PKGS[@]}" busybox-static ipvsadm iproute2 socat \
-	qemu-system-x86 "${KA_LIBS[@]}"
+	qemu-system-x86
 w=$(work_dir keepalived)
 label=keepalived
 rm -rf "$w/root" "$w/src" "$w/tools"
@@ -39,7 +38,7 @@ keepalived_pkg() {
 		log "apt-cache knows no keepalived package"
 		return 1
 	fi
-	dir="$(cache_root)/keepalived-${ver//[^A-Za-z0-9.-]/_}"
+	dir="$(cache_root)/keepalived-${ver//[^A-Za-z0-9.-]/_}-r$STOCK_RECIPE"
 	if [ ! -f "$dir/.ready" ]; then
 		mkdir -p "$dir"
 		( flock 9
@@ -49,6 +48,7 @@ keepalived_pkg() {
 		  log "downloading keepalived=$ver into $dir"
 		  (cd "$dir/dl" && apt-get -q download "keepalived=$ver") \
 			>"$dir/download.log" 2>&1 || exit 1
+		  deb_depends "$dir"/dl/*.deb >"$dir/depends" || exit 1
 		  dpkg-deb -x "$dir"/dl/*.deb "$dir/root" || exit 1
 		  rm -rf "$dir/dl"
 		  touch "$dir/.ready" ) 9>"$dir.lock" || {
@@ -56,6 +56,7 @@ keepalived_pkg() {
 			return 1
 		}
 	fi
+	( need_deb_depends "$dir/depends" ) || return 1
 	KA_ROOT=$dir/root
 }
 

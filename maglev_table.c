@@ -250,6 +250,19 @@ u64 maglev_hash(const void *data, size_t len, u64 seed)
 	return h;
 }
 
+/**
+ * maglev_rehash() - the i-th fallback hash of a client key hash
+ * @hash: the client key hash (maglev_key_hash())
+ * @i: 1, 2, ...
+ *
+ * Return: fmix64(@hash ^ @i * 0x9e3779b97f4a7c15), a bijection of @hash
+ * for each @i; as hard to predict as @hash itself.
+ */
+u64 maglev_rehash(u64 hash, u32 i)
+{
+	return maglev_mix64(hash ^ ((u64)i * GOLDEN64));
+}
+
 /* Append @v in decimal (@hex false) or lower-case hex, no leading zeros. */
 static char *maglev_put_num(char *p, u32 v, bool hex)
 {

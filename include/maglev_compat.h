@@ -20,6 +20,7 @@
 #include <asm/byteorder.h>
 #include <linux/sort.h>
 #include <linux/sched.h>
+#include <linux/siphash.h>
 
 static inline void maglev_sort(void *base, size_t num, size_t size,
 			       int (*cmp)(const void *, const void *))
@@ -117,6 +118,13 @@ static inline void maglev_sort(void *base, size_t num, size_t size,
 {
 	qsort(base, num, size, cmp);
 }
+
+/* lib/siphash.c's interface; tools/siphash.c implements it for userspace. */
+typedef struct {
+	u64 key[2];
+} siphash_key_t;
+
+u64 siphash(const void *data, size_t len, const siphash_key_t *key);
 
 #endif /* __KERNEL__ */
 

@@ -81,15 +81,32 @@
  *     d = mix(d ^ (s0 | s1 << 16 | s2 << 32 | s3 << 48))
  * where s is the owner's index in name order, 0xffff for none.
  *
- * Key hash: maglev_hash(key, len, seed) for a key of len bytes:
+ * maglev_hash(data, len, seed), used by the digest, for len bytes:
  *   h = seed ^ (len * 0x9e3779b97f4a7c15 mod 2^64);
  *   for i = 0, 8, 16, ... while i < len (once, with i = 0, for len 0):
- *     c = the key bytes i..i+7 as a little-endian number, the bytes past
- *         the end of the key taken as 0;
+ *     c = the bytes i..i+7 as a little-endian number, the bytes past
+ *         the end taken as 0;
  *     h = mix(h ^ c)
- * and the result is h.  The IPVS scheduler's key is the 4- or 16-byte
- * address in network byte order, followed with flag-2 by the 2-byte port in
- * network byte order.
+ * and the result is h.
+ *
+ * Client key hash (lookups; keyed so that clients cannot aim at a
+ * server): hash = SipHash-2-4 (Aumasson and Bernstein, the reference
+ * algorithm with its 64-bit output) of the client key's bytes under the
+ * 128-bit hash key K: 16 bytes, written as 32 hex digits K[0] first;
+ * SipHash's k0 is K[0..7] and k1 is K[8..15], each read as a little-endian
+ * number (the kernel's siphash() with siphash_key_t { k0, k1 }).  The
+ * default K is 16 zero bytes: a fleet agrees out of the box, and anyone
+ * can compute the choices; a fleet sets its own secret K.  Tables do not
+ * depend on K.  The IPVS scheduler's client key is the 4- or 16-byte
+ * address in network byte order, followed with flag-2 by the 2-byte port
+ * in network byte order.
+ *
+ * Fallback rehash i (i = 1, 2, ...) of a client hash h (maglev_rehash()):
+ *   mix(h ^ (i * 0x9e3779b97f4a7c15 mod 2^64)).
+ *
+ * Key fingerprint (shown instead of K): the upper 32 bits of SipHash-2-4
+ * of the 24 ASCII bytes "ip_vs_maglev fingerprint" under K, as 8 lower-case
+ * hex digits.  The default key's fingerprint is printed by maglev-sim.
  *
  * Churn between a previous and a new table: the number of slots whose
  * owner, compared by name with "none" an owner of its own, differs.  A slot
@@ -187,6 +204,7 @@ size_t maglev_work_bytes(u32 size, u32 nr_backends);
 
 u32 maglev_h32(const void *data, size_t len);
 u64 maglev_hash(const void *data, size_t len, u64 seed);
+u64 maglev_rehash(u64 hash, u32 i);
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port);
 
@@ -203,6 +221,49 @@ u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_backend *ob, u32 on,
 		 const struct maglev_table *new,
 		 const struct maglev_backend *nb, u32 nn, void *work);
+
+/* Bytes of a hash key, and the message its fingerprint is computed over. */
+#define MAGLEV_KEY_BYTES	16
+#define MAGLEV_KEY_FP_MSG	"ip_vs_maglev fingerprint"
+
+/**
+ * maglev_key_hash() - the client key hash of lookups
+ * @data: client key bytes (address, then port with flag-2)
+ * @len: number of bytes
+ * @key: the 128-bit hash key
+ *
+ * Return: SipHash-2-4 of @data under @key.
+ */
+static inline u64 maglev_key_hash(const void *data, size_t len,
+				  const siphash_key_t *key)
+{
+	return siphash(data, len, key);
+}
+
+/**
+ * maglev_key_fingerprint() - a short public fingerprint of a hash key
+ * @key: the 128-bit hash key
+ *
+ * Return: the upper 32 bits of SipHash-2-4 of %MAGLEV_KEY_FP_MSG under
+ * @key; it tells keys apart without revealing them.
+ */
+static inline u32 maglev_key_fingerprint(const siphash_key_t *key)
+{
+	static const char msg[] = MAGLEV_KEY_FP_MSG;
+
+	return siphash(msg, sizeof(msg) - 1, key) >> 32;
+}
+
+/**
+ * maglev_key_from_bytes() - a hash key from its 16 bytes
+ * @key: the key to set
+ * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
+ */
+static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
+{
+	key->key[0] = maglev_le64(b);
+	key->key[1] = maglev_le64(b + 8);
+}
 
 /**
  * maglev_slot_of() - slot a key hash falls in

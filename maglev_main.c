@@ -5,156 +5,59 @@
  *
  *	ipvsadm -A -t 10.0.0.1:80 -s maglev [-b flag-1,flag-2]
  *
- * Each service owns a lookup table built by maglev_build() (maglev_table.c)
- * from its destinations.  A backend is named after its destination,
- * "A.B.C.D:port" or "[IPv6]:port" (port in decimal), so maglev-sim reproduces
- * the table, its digest and every choice from an "ipvsadm -Ln" listing.
+ * The table and the client hash are specified in include/maglev_table.h;
+ * docs/ describes the /proc fields, sysctls and parameters for users.
+ * This comment describes how the glue works.
  *
- * Control path: the IPVS callbacks (init_service, add_dest, del_dest,
- * upd_dest, done_service) run under IPVS's global configuration mutex.  They
- * only record the change: the service's list of destination pointers is
- * updated (O(1) for an add, one pointer scan for a delete), its generation
- * "gen" goes up by one, and the service's build work is queued on the
- * module's workqueue.  Nothing there depends on the table size.  The build
- * runs later in that work item, in process context, without IPVS's mutex or
- * any lock that /proc readers or other services take:
+ * Control path.  The IPVS callbacks (init_service, add_dest, del_dest,
+ * upd_dest, done_service) run under IPVS's configuration mutex.  They only
+ * record that the configuration changed (the service's generation "gen"
+ * goes up) and queue the service's build work; they allocate nothing that
+ * can fail after IPVS committed the change.  The build runs in that work
+ * item, without IPVS's mutex or any lock a reader takes:
  *
- *  1. under the service's spinlock, copy the destination pointers, take one
- *     reference on each, read their weights and last weights, and note the
- *     generation this snapshot reflects;
- *  2. read table_size and hash_seed, name the backends, allocate the new
- *     table and build it;
- *  3. publish it with rcu_assign_pointer() (under the spinlock, so it is
- *     never published for a deleted service), record its generation as
- *     "table_gen", and release the old table after a grace period.
+ *  1. under the service's spinlock, while the service is not dead, walk
+ *     the IPVS service's destination list (RCU), take a reference on each
+ *     destination, read its weights, and note the generation;
+ *  2. name the backends, allocate the new table and build it, with the
+ *     memory charged to the memory cgroup of the task that created the
+ *     service;
+ *  3. publish it with rcu_assign_pointer() under the spinlock (never for a
+ *     dead service) and free the old one after a grace period.
  *
- * Changes made while a build runs queue the work again, so a burst of any
- * number of changes costs at most the running build and one more.  A
- * service's next build starts no sooner than holdoff_ms (50 ms), or the
- * duration of its last build if longer (up to 1 s), after the last one
- * ended; a change after a quiet period builds at once.  So a stream of
- * changes (say, one "ipvsadm -a" after another) costs one build per such
- * interval, not one per change, and builds take at most about half of a
- * CPU per service.
+ * Timing.  A service's builds start no sooner than the namespace's
+ * maglev_holdoff_ms (or its last build's duration, up to 1 s) after the
+ * end of its previous attempt, so a burst of changes costs at most the
+ * running build and one more.  A build that runs out of memory is retried
+ * after its own delay (10 ms, doubling up to 1 s), which the hold-off does
+ * not lengthen; a change arriving while a longer retry delay runs builds at
+ * the end of the hold-off instead.  No delay exceeds
+ * MAGLEV_HOLDOFF_MAX_MS (maglev_delay()), whatever jiffies did meanwhile.
  *
- * A published table holds one reference on each of its destinations,
- * dropped when the table is freed.  A build that fails for lack of memory
- * is retried by the same work item after a delay that doubles from 10 ms
- * up to 1 s (counted in alloc_fail); any other failure (more than 65535 destinations,
- * input maglev_build() rejects) is counted in build_fail and waits for the
- * next change.  The previous table keeps serving in both cases.
+ * No window without a server.  While a table lags its service (no table
+ * yet, an empty one, or one whose destinations are all retired while the
+ * service has a new or restored one), schedule() picks an available
+ * destination from the service's own list by the client hash: O(N), and
+ * only until the next table is published.  A removed destination or one
+ * with weight 0 gets no new connection once ipvsadm has returned (IPVS
+ * clears its availability, and the table's choice falls back).
  *
- * A new service starts without a table; its first build is queued at once.
- * Until it is published, schedule() picks an available destination from the
- * service's list by the key hash (O(N)), so "ipvsadm -E -s maglev" on a busy
- * service never refuses connections.
+ * Lifetimes.  A published table holds one reference on each of its
+ * destinations.  The service's state is reference counted (the IPVS
+ * service and each queued work item).  done_service marks it dead under
+ * its spinlock and cancels queued work; a running build finishes on its
+ * own snapshot and discards the result.  IPVS may free the service without
+ * a grace period (ip_vs_add_service's error path), so nothing reads the
+ * IPVS service after done_service: /proc reads its fields under the
+ * spinlock while the state is not dead.  Module unload destroys the
+ * workqueue, which waits for running builds, then waits for RCU callbacks.
  *
- * What holds while a build is pending: a removed destination never gets a
- * new connection once "ipvsadm -d" has returned (IPVS clears its available
- * flag; a table still naming it falls back, below), and neither does one
- * whose weight was set to 0 once "ipvsadm -e" has returned; a destination
- * added gets its share when the next build publishes.
- *
- * Service deletion (done_service, under IPVS's mutex) does not wait for a
- * running build: it marks the service dead under its spinlock and cancels
- * queued work.  A build already running finishes on its own copy, sees the
- * mark and discards its result; it touches neither the IPVS service nor the
- * network namespace, only its snapshot (whose destination references keep
- * the destinations' memory alive).  The service's state is reference
- * counted (the IPVS service and each queued work item) and freed with the
- * last reference.  Module unload destroys the workqueue, which waits for
- * such builds, and then waits for the RCU callbacks.
- *
- * Draining: a destination whose weight is set to 0 is built with weight 0 and
- * drain_weight = its last positive weight (dest->last_weight, which IPVS
- * keeps for this purpose and resets when the destination is added again).
- * Only the keys that mapped to it move; restoring the weight restores the
- * previous table bit for bit.
- *
- * Scheduling: the key is the client address (the destination address for
- * inverse lookups), 4 or 16 bytes in network byte order, followed with
- * flag-2 (IP_VS_SVC_F_SCHED2) by the client port, 2 bytes in network byte
- * order.  hash = maglev_hash(key, len, seed); the slot's owner is the choice.
- * An unavailable choice falls back to a few rehashes with derived seeds and
- * then to a walk over the destinations from a hash-derived index.  A choice
- * with weight 0 or removed (the table is about to drop it) always falls
- * back, so draining never drops a connection; an overloaded one
- * (IP_VS_DEST_F_OVERLOAD) only with flag-1 (IP_VS_SVC_F_SCHED1), and without
- * it no destination is returned.
- *
- * Module parameters (0644):
- *	table_size	prime table size M in 251..5000011 (default 65537)
- *	hash_seed	64-bit seed of the key hash (default 0)
- *	holdoff_ms	least time from the end of a service's build to the
- *			start of its next, 0..10000 (default 50); applies
- *			from the next build on
- * Writing a different table_size or hash_seed queues a rebuild of every
- * maglev service in every network namespace at once (their gen goes up).
- * A service with more
- * destinations than table_size gets the smallest prime table that holds
- * them (maglev_fit_size()).
- *
- * Memory: the slot table (2 bytes per slot plus a 24-byte header) is one
- * allocation, the destination pointers and backends another, the table's
- * descriptor a third.  Each is kmalloc()ed up to a page and vmalloc()ed
- * above, so a table costs its size rounded up to a page, not to the next
- * power of two.  Nothing is zeroed that the build overwrites.
- *
- * /proc/net/ip_vs_maglev (per network namespace, read-only) lists the maglev
- * services of the reader's namespace, one "service" line each followed by
- * one "dest" line per destination of the published table in name order (the
- * backend index order of the table).  It is a seq_file iterator over the
- * namespace's service list under RCU: readers never block a configuration
- * change or a build.  Fields are separated by single spaces; every value
- * follows its keyword:
- *
- *	service PROTO VIP size M seed S flags 0xF dests N builds B churn C
- *		build_ns T alloc_fail A build_fail E digest D pending P
- *		gen G table_gen TG mem MB
- *	  dest NAME weight W slots K
- *
- * (the service line is one line, wrapped here only).
- *	PROTO	TCP, UDP or SCTP (then VIP is "A.B.C.D:port" or
- *		"[IPv6]:port"), FWM (IPv4 fwmark service) or FWM6 (IPv6
- *		fwmark service; then VIP is the decimal mark)
- *	M, S	table size and hash seed the published table was built with
- *	F	the service's scheduler flags in hex: 0x8 flag-1 (fallback),
- *		0x10 flag-2 (port hashing), 0x20 flag-3 (unused)
- *	N	destinations in the published table
- *	B	tables built and published since the service was created
- *	C	slots whose owner changed in the last build (the first build
- *		counts its filled slots)
- *	T	duration of the last maglev_build() call in nanoseconds
- *	A	builds that failed for lack of memory (each is retried)
- *	E	builds that failed for any other reason
- *	D	digest of the published table, 16 lower-case hex digits
- *	P	1 while a change is not yet in the published table (a build is
- *		queued, running, waiting to retry, or failed), else 0
- *	G	configuration changes the service has seen: 1 at creation, +1
- *		for each add_dest, del_dest, upd_dest and each parameter
- *		write that changes table_size or hash_seed
- *	TG	the G the published table was built from (0: none yet)
- *	MB	bytes the published table occupies as allocated: its
- *		descriptor (ksize()), its destinations and backends and its
- *		slot table (ksize() below a page, whole pages above)
- *	NAME	backend name, "A.B.C.D:port" or "[IPv6]:port"
- *	W	weight the table was built with (0: drained or added with 0)
- *	K	slots the destination owns
- *
- * Until its first table is published a service shows size 0, seed 0,
- * dests 0, builds 0, digest 0000000000000000, table_gen 0 and mem 0.
- *
- * Caught up: a controller that changed the configuration waits until every
- * service it cares about shows pending 0 (equivalently table_gen equal to
- * gen); the listing then describes the configuration as of that change or
- * later.  pending stays 1 after a build_fail until the next change.
- *
- * Example (the first line again wrapped here only):
- *	service TCP 10.0.0.1:80 size 65537 seed 0 flags 0x0 dests 2 builds 3
- *		churn 32768 build_ns 812345 alloc_fail 0 build_fail 0
- *		digest 0123456789abcdef pending 0 gen 3 table_gen 3 mem 135168
- *	  dest 10.0.0.2:80 weight 1 slots 32769
- *	  dest 10.0.0.3:80 weight 1 slots 32768
+ * Per namespace: the client hash key, the table size and the hold-off are
+ * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
+ * parameters are the values a new namespace starts with.  The key is
+ * published with one pointer swap and used by the next lookup; tables do
+ * not depend on it.  A table size write queues a rebuild of the
+ * namespace's services.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -178,6 +81,11 @@
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
+#include <linux/sysctl.h>
+#include <linux/capability.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
+#include <linux/siphash.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/ip_vs.h>
@@ -191,8 +99,6 @@
 
 /* Rehashes tried by the fallback before it walks the destinations. */
 #define MAGLEV_FALLBACK_TRIES	4
-/* Added to the seed for each fallback rehash (2^64 / golden ratio). */
-#define MAGLEV_SEED_STEP	0x9e3779b97f4a7c15ULL
 
 /* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
 #define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_NAME_MAX)
@@ -202,16 +108,16 @@
 #define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
 
 /*
- * A service's builds start at least holdoff_ms, and at least the duration
- * of its last build (up to MAGLEV_HOLDOFF_LONG), after the end of the
- * previous one; a change after a quiet period builds at once.
+ * A service's builds start at least maglev_holdoff_ms, and at least the
+ * duration of its last build (up to MAGLEV_HOLDOFF_LONG), after the end of
+ * the previous one.  No build waits longer than MAGLEV_HOLDOFF_MAX_MS.
  */
 #define MAGLEV_HOLDOFF_DEFAULT	50
 #define MAGLEV_HOLDOFF_MAX_MS	10000
 #define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
 
-/* Smallest capacity of a service's destination list. */
-#define MAGLEV_CFG_MIN		8
+/* Builds of different services running at once. */
+#define MAGLEV_WQ_MAX_ACTIVE	4
 
 /*
  * Name the scheduler registers with IPVS.  "make MH_COMPAT=1" builds the
@@ -222,27 +128,80 @@
 #define MAGLEV_SCHED_NAME	"maglev"
 #endif
 
+/*
+ * Interfaces that changed between the kernels this module builds on (6.1
+ * and later, with their stable updates); Kbuild detects them in the
+ * headers.
+ */
+#ifdef MAGLEV_HAVE_CTL_CONST
+#define maglev_ctl_table	const struct ctl_table
+#else
+#define maglev_ctl_table	struct ctl_table
+#endif
+
+static bool maglev_dest_available(const struct ip_vs_dest *dest)
+{
+#ifdef MAGLEV_HAVE_DEST_CFLAGS
+	return dest->cflags & IP_VS_DEST_CF_AVAILABLE;
+#else
+	return dest->flags & IP_VS_DEST_F_AVAILABLE;
+#endif
+}
+
+/* Defaults of a new network namespace (module parameters). */
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
 static unsigned int maglev_holdoff_ms = MAGLEV_HOLDOFF_DEFAULT;
-static u64 maglev_hash_seed;
+static u8 maglev_hash_key[MAGLEV_KEY_BYTES];
+
 static unsigned int maglev_net_id __read_mostly;
 static struct workqueue_struct *maglev_wq;
 
-/* Every maglev service of every namespace, for parameter changes. */
-static LIST_HEAD(maglev_all);
-static DEFINE_MUTEX(maglev_all_lock);
+/**
+ * struct maglev_key - a published client hash key
+ * @key: the SipHash key
+ * @fp: its fingerprint (maglev_key_fingerprint()), shown in /proc
+ * @rcu: frees a replaced key after a grace period
+ */
+struct maglev_key {
+	siphash_key_t key;
+	u32 fp;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct maglev_net - per network namespace state
+ * @lock: serialises changes of @services (readers use RCU)
+ * @services: the namespace's maglev services (struct maglev_service)
+ * @key: the client hash key lookups use now (RCU)
+ * @table_size: sysctl maglev_table_size
+ * @holdoff_ms: sysctl maglev_holdoff_ms
+ * @cfg_lock: serialises sysctl writes
+ * @net: the namespace
+ * @ctl: this namespace's copy of the sysctl table
+ * @sysctl: its registration
+ */
+struct maglev_net {
+	spinlock_t lock;	/* protects services (writers) */
+	struct list_head services;
+	struct maglev_key __rcu *key;
+	unsigned int table_size;
+	unsigned int holdoff_ms;
+	struct mutex cfg_lock;	/* serialises sysctl writes */
+	struct net *net;
+	struct ctl_table *ctl;
+	struct ctl_table_header *sysctl;
+};
 
 /**
  * struct maglev_lut - a published lookup table with its destinations
  * @rcu: frees the table (and drops the destination references) after a
  *	grace period
- * @seed: hash seed the lookups of this table use
  * @nr: number of destinations (backends)
  * @churn: slots whose owner changed against the previous table
  * @builds: tables published for the service, this one included
  * @build_ns: duration of maglev_build() for this table
  * @gen: generation of the configuration snapshot it was built from
- * @mem: bytes allocated for this table (see the top comment)
+ * @mem: bytes allocated for this table (descriptor, backends, slots)
  * @table: the slot table; entries index @dest and @be
  * @dest: the destinations in backend (name) order, one reference each
  * @be: the backends the table was built from, for /proc and churn
@@ -251,7 +210,6 @@ static DEFINE_MUTEX(maglev_all_lock);
  */
 struct maglev_lut {
 	struct rcu_head rcu;
-	u64 seed;
 	u32 nr;
 	u32 churn;
 	u64 builds;
@@ -266,37 +224,34 @@ struct maglev_lut {
 /**
  * struct maglev_service - per-service scheduler state (svc->sched_data)
  * @node: entry in the namespace's service list (RCU, maglev_net.lock)
- * @all: entry in maglev_all, under maglev_all_lock
- * @svc: the IPVS service; used by the callbacks and /proc only
+ * @mn: the namespace's state
+ * @svc: the IPVS service; read only by the callbacks, and by the build and
+ *	/proc under @lock while not @dead
  * @lut: the published table, or NULL before the first build; written by
  *	the build work under @lock, read under RCU
- * @lock: protects @cfg, @nr, @cap, @gen, @table_gen, @dead, @retry,
- *	@next_build and publishing
- * @cfg: the service's destinations (no references: a destination is on
- *	this list only while IPVS has it linked to the service)
- * @nr: entries in @cfg
- * @cap: capacity of @cfg
+ * @lock: protects @gen, @table_gen, @dead, @retry, @next_build, @due and
+ *	publishing, and keeps @svc alive while not @dead
  * @gen: configuration changes seen
  * @table_gen: @gen of the snapshot the published table was built from
  * @dead: set by done_service; no build is queued or published after it
  * @ref: one for the IPVS service, one for each queued build work
- * @work: the build work (delayed by the hold-off or an ENOMEM retry)
- * @retry: current retry delay in jiffies, 0 when not retrying
- * @next_build: jiffies before which no build starts (the hold-off)
+ * @work: the build work
+ * @retry: current retry delay in jiffies after a failed allocation, 0 when
+ *	the last build did not run out of memory
+ * @next_build: jiffies before which no build starts, but for a retry
+ * @due: jiffies at which the queued work runs (valid while it is queued)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
+ * @memcg: memory cgroup the service's tables are charged to (may be NULL)
  * @name: service description for messages, "TCP 10.0.0.1:80"
  * @rcu: frees this structure after a grace period
  */
 struct maglev_service {
 	struct list_head node;
-	struct list_head all;
+	struct maglev_net *mn;
 	struct ip_vs_service *svc;
 	struct maglev_lut __rcu *lut;
 	spinlock_t lock;	/* see above */
-	struct ip_vs_dest **cfg;
-	u32 nr;
-	u32 cap;
 	u64 gen;
 	u64 table_gen;
 	bool dead;
@@ -304,20 +259,12 @@ struct maglev_service {
 	struct delayed_work work;
 	unsigned long retry;
 	unsigned long next_build;
+	unsigned long due;
 	u64 alloc_fail;
 	u64 build_fail;
+	struct mem_cgroup *memcg;
 	char name[MAGLEV_SVC_NAME_MAX];
 	struct rcu_head rcu;
-};
-
-/**
- * struct maglev_net - per network namespace state
- * @lock: serialises changes of @services (readers use RCU)
- * @services: the namespace's maglev services (struct maglev_service)
- */
-struct maglev_net {
-	spinlock_t lock;	/* protects services (writers) */
-	struct list_head services;
 };
 
 static struct maglev_net *maglev_pernet(struct net *net)
@@ -325,14 +272,12 @@ static struct maglev_net *maglev_pernet(struct net *net)
 	return net_generic(net, maglev_net_id);
 }
 
-static void maglev_rebuild_all(void);
-
-/* Module parameters */
+/* Module parameters: the values a new network namespace starts with */
 
 static int maglev_size_set(const char *val, const struct kernel_param *kp)
 {
 	const char *why = NULL;
-	unsigned int size, old = *(unsigned int *)kp->arg;
+	unsigned int size;
 	int ret;
 
 	ret = kstrtouint(val, 0, &size);
@@ -347,30 +292,12 @@ static int maglev_size_set(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = size;
-	if (size != old)
-		maglev_rebuild_all();
 	return 0;
 }
 
 static const struct kernel_param_ops maglev_size_ops = {
 	.set = maglev_size_set,
 	.get = param_get_uint,
-};
-
-static int maglev_seed_set(const char *val, const struct kernel_param *kp)
-{
-	u64 old = *(u64 *)kp->arg;
-	int ret;
-
-	ret = param_set_ullong(val, kp);
-	if (!ret && *(u64 *)kp->arg != old)
-		maglev_rebuild_all();
-	return ret;
-}
-
-static const struct kernel_param_ops maglev_seed_ops = {
-	.set = maglev_seed_set,
-	.get = param_get_ullong,
 };
 
 static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
@@ -382,7 +309,7 @@ static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
 		       MAGLEV_HOLDOFF_MAX_MS);
 		return -EINVAL;
 	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	*(unsigned int *)kp->arg = ms;
 	return 0;
 }
 
@@ -391,15 +318,58 @@ static const struct kernel_param_ops maglev_holdoff_ops = {
 	.get = param_get_uint,
 };
 
+/*
+ * maglev_parse_key() - read a hash key written as 32 hex digits
+ * @s: the text, with at most one trailing newline
+ * @len: its length
+ * @b: the MAGLEV_KEY_BYTES bytes
+ *
+ * Return: 0, or -EINVAL for anything else.
+ */
+static int maglev_parse_key(const char *s, size_t len, u8 *b)
+{
+	if (len && s[len - 1] == '\n')
+		len--;
+	if (len != 2 * MAGLEV_KEY_BYTES ||
+	    hex2bin(b, s, MAGLEV_KEY_BYTES))
+		return -EINVAL;
+	return 0;
+}
+
+static int maglev_key_param_set(const char *val,
+				const struct kernel_param *kp)
+{
+	u8 b[MAGLEV_KEY_BYTES];
+
+	if (maglev_parse_key(val, strlen(val), b)) {
+		pr_err("hash_key: not 32 hex digits\n");
+		return -EINVAL;
+	}
+	memcpy(kp->arg, b, sizeof(b));
+	memzero_explicit(b, sizeof(b));
+	return 0;
+}
+
+static int maglev_key_param_get(char *buf, const struct kernel_param *kp)
+{
+	/* The file is 0600: only root reads it. */
+	return sysfs_emit(buf, "%*phN\n", MAGLEV_KEY_BYTES, kp->arg);
+}
+
+static const struct kernel_param_ops maglev_key_param_ops = {
+	.set = maglev_key_param_set,
+	.get = maglev_key_param_get,
+};
+
 module_param_cb(table_size, &maglev_size_ops, &maglev_table_size, 0644);
 MODULE_PARM_DESC(table_size,
-		 "lookup table size, a prime in 251..5000011 (default 65537); a change rebuilds every service");
-module_param_cb(hash_seed, &maglev_seed_ops, &maglev_hash_seed, 0644);
-MODULE_PARM_DESC(hash_seed,
-		 "64-bit seed of the client key hash (default 0); a change rebuilds every service");
+		 "table size a new network namespace starts with (net.ipv4.vs.maglev_table_size), a prime in 251..5000011 (default 65537)");
 module_param_cb(holdoff_ms, &maglev_holdoff_ops, &maglev_holdoff_ms, 0644);
 MODULE_PARM_DESC(holdoff_ms,
-		 "least time in ms from the end of a service's build to the start of its next (0..10000, default 50)");
+		 "hold-off a new network namespace starts with (net.ipv4.vs.maglev_holdoff_ms), 0..10000 ms (default 50)");
+module_param_cb(hash_key, &maglev_key_param_ops, maglev_hash_key, 0600);
+MODULE_PARM_DESC(hash_key,
+		 "client hash key a new network namespace starts with (net.ipv4.vs.maglev_hash_key), 32 hex digits (default all zero: public)");
 
 /* Names */
 
@@ -448,21 +418,22 @@ static void maglev_svc_name(char *buf, size_t len,
 /* Table life cycle */
 
 /*
- * Allocate @bytes for a table part and add what it really occupies to
- * *@acct: kmalloc() (its bucket, ksize()) up to a page, vmalloc() (whole
- * pages) above, so that a large table does not pay for the next power of
- * two.  Not zeroed.  Freed with kvfree().
+ * Allocate @bytes for a table part, charged to the active memory cgroup,
+ * and add what it really occupies to *@acct: kmalloc() (its bucket,
+ * ksize()) up to a page, vmalloc() (whole pages) above, so that a large
+ * table does not pay for the next power of two.  Not zeroed.  Freed with
+ * kvfree().
  */
 static void *maglev_mem_alloc(size_t bytes, size_t *acct)
 {
 	void *p;
 
 	if (bytes <= PAGE_SIZE) {
-		p = kmalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
+		p = kmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (p)
 			*acct += ksize(p);
 	} else {
-		p = __vmalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
+		p = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (p)
 			*acct += PAGE_ALIGN(bytes);
 	}
@@ -475,7 +446,7 @@ static struct maglev_lut *maglev_lut_alloc(u32 nr)
 	struct maglev_lut *lut;
 	size_t bytes;
 
-	lut = kmalloc(sizeof(*lut), GFP_KERNEL | __GFP_NOWARN);
+	lut = kmalloc(sizeof(*lut), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!lut)
 		return NULL;
 	lut->mem = ksize(lut);
@@ -523,16 +494,46 @@ static void maglev_put(struct maglev_service *ms)
 	lut = rcu_dereference_protected(ms->lut, true);
 	if (lut)
 		call_rcu(&lut->rcu, maglev_lut_free_rcu);
-	kvfree(ms->cfg);
+	mem_cgroup_put(ms->memcg);
 	kfree_rcu(ms, rcu);
 }
 
-/* Queue @ms's build after @delay jiffies.  Context: @ms->lock held. */
-static void maglev_queue(struct maglev_service *ms, unsigned long delay)
+/**
+ * maglev_delay() - jiffies from @now until @when, within the hold-off's range
+ * @now: the current jiffies
+ * @when: jiffies at which something is due
+ *
+ * Return: 0 if @when has passed, else the time left, but never more than
+ * %MAGLEV_HOLDOFF_MAX_MS: a time recorded long ago (jiffies wrap after
+ * LONG_MAX, 24.8 days at HZ=1000) must not make anything wait that long.
+ */
+static unsigned long maglev_delay(unsigned long now, unsigned long when)
+{
+	if (!time_before(now, when))
+		return 0;
+	return min(when - now, msecs_to_jiffies(MAGLEV_HOLDOFF_MAX_MS));
+}
+
+/*
+ * Make @ms's build work run @delay jiffies from @now, or earlier if it is
+ * already due earlier.  Takes a reference for work it queues.
+ * Context: @ms->lock held.
+ */
+static void maglev_queue(struct maglev_service *ms, unsigned long now,
+			 unsigned long delay)
 {
 	lockdep_assert_held(&ms->lock);
-	if (!ms->dead && queue_delayed_work(maglev_wq, &ms->work, delay))
+	if (ms->dead)
+		return;
+	if (queue_delayed_work(maglev_wq, &ms->work, delay)) {
 		refcount_inc(&ms->ref);
+		ms->due = now + delay;
+	} else if (time_before(now + delay, ms->due)) {
+		/* Queued for later (a long retry delay): pull it in. */
+		if (!mod_delayed_work(maglev_wq, &ms->work, delay))
+			refcount_inc(&ms->ref);
+		ms->due = now + delay;
+	}
 }
 
 /* Record a configuration change of @ms and queue its build. */
@@ -542,96 +543,112 @@ static void maglev_changed(struct maglev_service *ms)
 
 	spin_lock(&ms->lock);
 	ms->gen++;
-	/* No effect if the work is already waiting (hold-off or retry). */
-	maglev_queue(ms, time_before(now, ms->next_build) ?
-			 ms->next_build - now : 0);
+	maglev_queue(ms, now, maglev_delay(now, ms->next_build));
 	spin_unlock(&ms->lock);
 }
 
-/* Parameters changed: rebuild every service of every namespace. */
-static void maglev_rebuild_all(void)
+/* A sysctl changed the table size: rebuild the namespace's services. */
+static void maglev_rebuild_net(struct maglev_net *mn)
 {
 	struct maglev_service *ms;
 
-	mutex_lock(&maglev_all_lock);
-	list_for_each_entry(ms, &maglev_all, all)
+	rcu_read_lock();
+	list_for_each_entry_rcu(ms, &mn->services, node)
 		maglev_changed(ms);
-	mutex_unlock(&maglev_all_lock);
+	rcu_read_unlock();
 }
 
 /*
  * maglev_snapshot() - copy @ms's destinations into a new table descriptor
  *
- * Takes a reference on each destination and reads its weights under
- * @ms->lock, so the backends are the service's destinations at one instant
- * (IPVS makes its changes one at a time, each followed by its callback).
- * Returns NULL with *@err set: -ENOMEM, or -ESHUTDOWN for a dead service.
+ * Walks the IPVS service's destination list and takes a reference on each
+ * destination under @ms->lock, so the backends are the service's
+ * destinations at one instant (IPVS changes the list under RCU, each change
+ * followed by its callback, which bumps @ms->gen under @ms->lock).
+ * Returns NULL with *@err set: -ENOMEM, -E2BIG for more than
+ * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
+ * a dead service.  *@size is the namespace's table size at that instant.
  */
 static struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
-					  u64 *gen, int *err)
+					  u64 *gen, u32 *size, int *err)
 {
-	struct maglev_lut *lut;
-	u32 room, i;
+	struct maglev_lut *lut = NULL;
+	struct ip_vs_dest *dest;
+	u32 room = 0, n, i;
 
-	spin_lock(&ms->lock);
-	room = ms->nr;
 	for (;;) {
+		spin_lock(&ms->lock);
+		if (ms->dead) {
+			*err = -ESHUTDOWN;
+			goto fail_unlock;
+		}
+		n = READ_ONCE(ms->svc->num_dests);
+		if (n > MAGLEV_MAX_BACKENDS) {
+			*err = -E2BIG;
+			goto fail_unlock;
+		}
+		if (lut && n <= room)
+			break;
 		spin_unlock(&ms->lock);
+		if (lut)
+			maglev_lut_free(lut);
+		/* Room for a few more, should some arrive meanwhile. */
+		room = n + 8;
 		lut = maglev_lut_alloc(room);
 		if (!lut) {
 			*err = -ENOMEM;
 			return NULL;
 		}
-		spin_lock(&ms->lock);
-		if (ms->dead || ms->nr <= room)
-			break;
-		/* Destinations were added meanwhile; try again. */
-		room = ms->nr;
-		spin_unlock(&ms->lock);
-		maglev_lut_free(lut);
-		spin_lock(&ms->lock);
 	}
-	if (ms->dead) {
-		spin_unlock(&ms->lock);
-		maglev_lut_free(lut);
-		*err = -ESHUTDOWN;
-		return NULL;
-	}
+
 	*gen = ms->gen;
-	for (i = 0; i < ms->nr; i++) {
-		struct ip_vs_dest *dest = ms->cfg[i];
-		struct maglev_backend *b = &lut->be[i];
+	/* The namespace outlives its services' callbacks, not their builds. */
+	*size = READ_ONCE(ms->mn->table_size);
+	n = 0;
+	rcu_read_lock();
+	list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
+		struct maglev_backend *b = &lut->be[n];
 		int weight = atomic_read(&dest->weight);
 
+		if (n == room)
+			break;
 		ip_vs_dest_hold(dest);
-		lut->dest[i] = dest;
+		lut->dest[n] = dest;
 		b->priv = dest;
 		/* IPVS allows weights up to INT_MAX. */
 		b->weight = max(weight, 0);
 		b->drain_weight = b->weight ? 0 :
 				  max(atomic_read(&dest->last_weight), 0);
+		n++;
 	}
-	lut->nr = ms->nr;
+	rcu_read_unlock();
+	lut->nr = n;
 	spin_unlock(&ms->lock);
 
 	for (i = 0; i < lut->nr; i++) {
 		struct maglev_backend *b = &lut->be[i];
-		const struct ip_vs_dest *dest = lut->dest[i];
+		const struct ip_vs_dest *d = lut->dest[i];
 
 		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
-					       dest->af, &dest->addr,
-					       dest->port);
+					       d->af, &d->addr, d->port);
 	}
 	return lut;
+
+fail_unlock:
+	spin_unlock(&ms->lock);
+	if (lut)
+		maglev_lut_free(lut);
+	return NULL;
 }
 
 /**
  * maglev_build_table() - build and publish a new table for a service
  * @ms: the service's state; the caller holds a reference
  *
- * Snapshots the destinations, builds the table with the current module
- * parameters in new memory and swaps it in.  On failure the published
- * table (if any) is left alone and keeps serving.
+ * Snapshots the destinations, builds the table with the namespace's table
+ * size in new memory (charged to the service's memory cgroup) and swaps it
+ * in.  On failure the published table (if any) is left alone and keeps
+ * serving.
  *
  * Context: process context (the build work), no locks held; sleeps.
  * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
@@ -639,30 +656,25 @@ static struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 static int maglev_build_table(struct maglev_service *ms)
 {
 	struct maglev_lut *lut, *old;
+	struct mem_cgroup *old_memcg;
 	struct maglev_stats st = {};
 	const char *why = NULL;
 	void *work = NULL;
-	u64 seed, t0, gen = 0;
+	u64 t0, gen = 0;
 	u32 size, nr = 0, i;
 	int ret;
 
-	lut = maglev_snapshot(ms, &gen, &ret);
-	if (!lut)
+	old_memcg = set_active_memcg(ms->memcg);
+	lut = maglev_snapshot(ms, &gen, &size, &ret);
+	if (!lut) {
+		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
 		goto fail;
+	}
 	nr = lut->nr;
-
-	kernel_param_lock(THIS_MODULE);
-	size = maglev_table_size;
-	seed = maglev_hash_seed;
-	kernel_param_unlock(THIS_MODULE);
 
 	/* Only this work replaces the table, and it never runs twice at once. */
 	old = rcu_dereference_protected(ms->lut, true);
 
-	ret = -E2BIG;
-	why = "too many destinations";
-	if (nr > MAGLEV_MAX_BACKENDS)
-		goto fail_lut;
 	size = maglev_fit_size(size, nr);
 
 	ret = -ENOMEM;
@@ -672,7 +684,7 @@ static int maglev_build_table(struct maglev_service *ms)
 		goto fail_lut;
 	/* The scratch area serves maglev_build() and then maglev_churn(). */
 	work = kvmalloc(maglev_work_bytes(size, max(nr, old ? old->nr : 0)),
-			GFP_KERNEL | __GFP_NOWARN);
+			GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!work)
 		goto fail_lut;
 
@@ -686,7 +698,6 @@ static int maglev_build_table(struct maglev_service *ms)
 	/* maglev_build() sorted the backends; the references follow them. */
 	for (i = 0; i < nr; i++)
 		lut->dest[i] = lut->be[i].priv;
-	lut->seed = seed;
 	lut->gen = gen;
 	lut->builds = old ? old->builds + 1 : 1;
 	if (old)
@@ -695,6 +706,7 @@ static int maglev_build_table(struct maglev_service *ms)
 	else
 		lut->churn = lut->table->nr_filled;
 	kvfree(work);
+	set_active_memcg(old_memcg);
 
 	spin_lock(&ms->lock);
 	if (ms->dead) {
@@ -714,6 +726,7 @@ fail_lut:
 	kvfree(work);
 	maglev_lut_free(lut);
 fail:
+	set_active_memcg(old_memcg);
 	if (ret == -ESHUTDOWN)
 		return ret;
 	if (ret == -ENOMEM)
@@ -726,17 +739,46 @@ fail:
 	return ret;
 }
 
+/**
+ * maglev_next_build() - when a service's next build may start
+ * @end: jiffies at the end of the attempt that just finished
+ * @took: its duration in jiffies
+ * @holdoff: the namespace's hold-off in jiffies
+ *
+ * Return: @end plus the hold-off, or plus the attempt's duration when that
+ * is longer (up to %MAGLEV_HOLDOFF_LONG): builds take at most about half
+ * of a CPU per service.
+ */
+static unsigned long maglev_next_build(unsigned long end, unsigned long took,
+				       unsigned long holdoff)
+{
+	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
+}
+
+/**
+ * maglev_retry_delay() - the delay before retrying a build that ran out of memory
+ * @prev: the previous retry delay, 0 after a build that did not
+ *
+ * Return: %MAGLEV_RETRY_MIN, then twice @prev up to %MAGLEV_RETRY_MAX.
+ */
+static unsigned long maglev_retry_delay(unsigned long prev)
+{
+	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
+}
+
 static void maglev_build_work(struct work_struct *work)
 {
 	struct maglev_service *ms = container_of(to_delayed_work(work),
 						 struct maglev_service, work);
-	unsigned long start = jiffies;
+	unsigned long start = jiffies, wait, end;
+	unsigned int holdoff;
 	int ret;
 
 	spin_lock(&ms->lock);
-	if (!ms->dead && time_before(start, ms->next_build)) {
-		/* Too soon after the last build: gather more changes. */
-		maglev_queue(ms, ms->next_build - start);
+	/* A retry does not wait for the hold-off; anything else does. */
+	wait = ms->retry ? 0 : maglev_delay(start, ms->next_build);
+	if (wait) {
+		maglev_queue(ms, start, wait);
 		spin_unlock(&ms->lock);
 		maglev_put(ms);
 		return;
@@ -746,14 +788,14 @@ static void maglev_build_work(struct work_struct *work)
 	ret = maglev_build_table(ms);
 
 	spin_lock(&ms->lock);
-	ms->next_build = jiffies +
-			 max(min(jiffies - start, MAGLEV_HOLDOFF_LONG),
-			     msecs_to_jiffies(READ_ONCE(maglev_holdoff_ms)));
+	end = jiffies;
+	/* ms->mn is only known to be alive while the service is. */
+	holdoff = ms->dead ? 0 : READ_ONCE(ms->mn->holdoff_ms);
+	ms->next_build = maglev_next_build(end, end - start,
+					   msecs_to_jiffies(holdoff));
 	if (ret == -ENOMEM) {
-		ms->retry = ms->retry ? min(ms->retry * 2, MAGLEV_RETRY_MAX) :
-					MAGLEV_RETRY_MIN;
-		/* A change queued meanwhile keeps its earlier time. */
-		maglev_queue(ms, ms->retry);
+		ms->retry = maglev_retry_delay(ms->retry);
+		maglev_queue(ms, end, ms->retry);
 	} else {
 		ms->retry = 0;
 	}
@@ -761,38 +803,13 @@ static void maglev_build_work(struct work_struct *work)
 	maglev_put(ms);
 }
 
-/* Make room for one more destination in @ms->cfg.  IPVS mutex held. */
-static void maglev_cfg_grow(struct maglev_service *ms)
-{
-	struct ip_vs_dest **cfg, **old;
-	u32 cap;
-
-	if (ms->nr < ms->cap)
-		return;
-	cap = max(ms->cap * 2, MAGLEV_CFG_MIN);
-	cfg = kvmalloc_array(cap, sizeof(*cfg), GFP_KERNEL | __GFP_NOWARN);
-	if (!cfg)
-		/*
-		 * IPVS has added the destination already and ignores our
-		 * return value: this small list must not lose it.
-		 */
-		cfg = kvmalloc_array(cap, sizeof(*cfg),
-				     GFP_KERNEL | __GFP_NOFAIL);
-	spin_lock(&ms->lock);
-	memcpy(cfg, ms->cfg, ms->nr * sizeof(*cfg));
-	old = ms->cfg;
-	ms->cfg = cfg;
-	ms->cap = cap;
-	spin_unlock(&ms->lock);
-	kvfree(old);
-}
-
 /**
  * ip_vs_maglev_init_svc() - set up a service that starts using maglev
  * @svc: the service, possibly with destinations already (ipvsadm -E)
  *
- * Records the destinations and queues the first build; until it publishes,
- * schedule() picks from the destination list.
+ * Queues the first build at once; until it publishes, schedule() picks
+ * from the service's destination list.  The tables are charged to the
+ * memory cgroup of the calling task.
  *
  * Context: process context, IPVS configuration mutex held.
  * Return: 0, or -ENOMEM.
@@ -801,24 +818,11 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 {
 	struct maglev_net *mn = maglev_pernet(svc->ipvs->net);
 	struct maglev_service *ms;
-	struct ip_vs_dest *dest;
 
-	ms = kzalloc(sizeof(*ms), GFP_KERNEL | __GFP_NOWARN);
+	ms = kzalloc(sizeof(*ms), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ms)
 		return -ENOMEM;
-	ms->cap = max_t(u32, roundup_pow_of_two(svc->num_dests + 1),
-			MAGLEV_CFG_MIN);
-	ms->cfg = kvmalloc_array(ms->cap, sizeof(*ms->cfg),
-				 GFP_KERNEL | __GFP_NOWARN);
-	if (!ms->cfg) {
-		kfree(ms);
-		return -ENOMEM;
-	}
-	list_for_each_entry(dest, &svc->destinations, n_list) {
-		if (WARN_ON_ONCE(ms->nr == ms->cap))
-			break;
-		ms->cfg[ms->nr++] = dest;
-	}
+	ms->mn = mn;
 	ms->svc = svc;
 	spin_lock_init(&ms->lock);
 	refcount_set(&ms->ref, 1);
@@ -826,17 +830,15 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	ms->next_build = jiffies;
 	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 	ms->gen = 1;
+	ms->memcg = get_mem_cgroup_from_mm(current->mm);
 
 	svc->sched_data = ms;
 	spin_lock(&mn->lock);
 	list_add_tail_rcu(&ms->node, &mn->services);
 	spin_unlock(&mn->lock);
-	mutex_lock(&maglev_all_lock);
-	list_add_tail(&ms->all, &maglev_all);
-	mutex_unlock(&maglev_all_lock);
 
 	spin_lock(&ms->lock);
-	maglev_queue(ms, 0);
+	maglev_queue(ms, jiffies, 0);
 	spin_unlock(&ms->lock);
 	return 0;
 }
@@ -847,19 +849,16 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
  *
  * Does not wait for a running build (see the top comment).  Schedulers
  * still running on another CPU and /proc readers may use the state until a
- * grace period has passed, so everything is freed through RCU.
+ * grace period has passed, so everything is freed through RCU.  IPVS may
+ * free @svc right after this returns.
  *
  * Context: process context, IPVS configuration mutex held.
  */
 static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 {
-	struct maglev_net *mn = maglev_pernet(svc->ipvs->net);
 	struct maglev_service *ms = svc->sched_data;
-	bool queued;
+	struct maglev_net *mn = ms->mn;
 
-	mutex_lock(&maglev_all_lock);
-	list_del(&ms->all);
-	mutex_unlock(&maglev_all_lock);
 	spin_lock(&mn->lock);
 	list_del_rcu(&ms->node);
 	spin_unlock(&mn->lock);
@@ -867,46 +866,14 @@ static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 	spin_lock(&ms->lock);
 	ms->dead = true;
 	spin_unlock(&ms->lock);
-	queued = cancel_delayed_work(&ms->work);
-	if (queued)
+	if (cancel_delayed_work(&ms->work))
 		maglev_put(ms);
 	maglev_put(ms);
 }
 
-static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
-				 struct ip_vs_dest *dest)
-{
-	struct maglev_service *ms = svc->sched_data;
-
-	maglev_cfg_grow(ms);
-	spin_lock(&ms->lock);
-	ms->cfg[ms->nr++] = dest;
-	spin_unlock(&ms->lock);
-	maglev_changed(ms);
-	return 0;
-}
-
-static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
-				 struct ip_vs_dest *dest)
-{
-	struct maglev_service *ms = svc->sched_data;
-	u32 i;
-
-	spin_lock(&ms->lock);
-	for (i = 0; i < ms->nr; i++) {
-		if (ms->cfg[i] == dest) {
-			/* The order does not matter: builds sort by name. */
-			ms->cfg[i] = ms->cfg[--ms->nr];
-			break;
-		}
-	}
-	spin_unlock(&ms->lock);
-	maglev_changed(ms);
-	return 0;
-}
-
-static int ip_vs_maglev_upd_dest(struct ip_vs_service *svc,
-				 struct ip_vs_dest *dest)
+/* add_dest, del_dest, upd_dest: IPVS has changed the destination list. */
+static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
+				     struct ip_vs_dest *dest)
 {
 	maglev_changed(svc->sched_data);
 	return 0;
@@ -920,7 +887,7 @@ static int ip_vs_maglev_upd_dest(struct ip_vs_service *svc,
 static bool maglev_dest_retired(const struct ip_vs_dest *dest)
 {
 	return atomic_read(&dest->weight) <= 0 ||
-	       !(dest->cflags & IP_VS_DEST_CF_AVAILABLE);
+	       !maglev_dest_available(dest);
 }
 
 static bool maglev_dest_unavailable(const struct ip_vs_dest *dest)
@@ -946,17 +913,18 @@ static __be16 maglev_client_port(const struct sk_buff *skb,
 	return ip_vs_iph_inverse(iph) ? ports[1] : ports[0];
 }
 
+/*
+ * The table's choice is unavailable: a few rehashes of the client hash,
+ * then a walk over the table's N destinations from a hash-derived index.
+ */
 static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
-					  const u8 *key, unsigned int len,
 					  u64 hash)
 {
 	struct ip_vs_dest *dest;
 	u32 i, idx;
 
 	for (i = 1; i <= MAGLEV_FALLBACK_TRIES; i++) {
-		u64 h = maglev_hash(key, len, lut->seed + i * MAGLEV_SEED_STEP);
-
-		idx = maglev_lookup(lut->table, h);
+		idx = maglev_lookup(lut->table, maglev_rehash(hash, i));
 		if (idx >= lut->nr)
 			return NULL;
 		dest = lut->dest[idx];
@@ -977,9 +945,10 @@ static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
 }
 
 /*
- * No table yet (its first build is pending): an available destination from
- * the service's list, starting at a hash-derived position.  O(N), only
- * until the first table is published.
+ * The table lags the service (none yet, empty, or every destination in it
+ * retired while the service has another): an available destination from
+ * the service's list, from a hash-derived position.  O(N), only until the
+ * next table is published.
  */
 static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u64 hash)
 {
@@ -1005,8 +974,9 @@ static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u64 hash)
  * @skb: the packet
  * @iph: its parsed IP header
  *
- * One hash and one table load; with flag-1 a bounded fallback when the
- * chosen destination is unavailable.
+ * One keyed hash and one table load; a bounded fallback when the chosen
+ * destination is retired, or with flag-1 overloaded; the service's own
+ * list while the table lags it.
  *
  * Context: softirq or process context, RCU read lock held.
  * Return: the destination, or NULL (after ip_vs_scheduler_err()).
@@ -1019,12 +989,11 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 	const union nf_inet_addr *addr;
 	u8 key[sizeof(struct in6_addr) + sizeof(__be16)];
 	const struct maglev_lut *lut;
-	struct ip_vs_dest *dest;
+	struct ip_vs_dest *dest = NULL;
 	unsigned int len;
 	u64 hash;
 	u32 idx;
 
-	lut = rcu_dereference(ms->lut);
 	addr = ip_vs_iph_inverse(iph) ? &iph->daddr : &iph->saddr;
 	if (svc->af == AF_INET6) {
 		memcpy(key, &addr->in6, sizeof(addr->in6));
@@ -1039,18 +1008,23 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		memcpy(key + len, &port, sizeof(port));
 		len += sizeof(port);
 	}
+	hash = maglev_key_hash(key, len, &rcu_dereference(ms->mn->key)->key);
 
-	if (unlikely(!lut)) {
-		dest = maglev_pick_any(svc, maglev_hash(key, len, 0));
-		goto out;
+	lut = rcu_dereference(ms->lut);
+	if (likely(lut)) {
+		idx = maglev_lookup(lut->table, hash);
+		if (likely(idx < lut->nr)) {
+			dest = lut->dest[idx];
+			if (unlikely(maglev_dest_unavailable(dest))) {
+				if (!(svc->flags & MAGLEV_F_FALLBACK) &&
+				    !maglev_dest_retired(dest))
+					goto out;	/* overloaded */
+				dest = maglev_fallback(lut, hash);
+			}
+		}
 	}
-	hash = maglev_hash(key, len, lut->seed);
-	idx = maglev_lookup(lut->table, hash);
-	dest = idx < lut->nr ? lut->dest[idx] : NULL;
-	if (dest && maglev_dest_unavailable(dest))
-		dest = (svc->flags & MAGLEV_F_FALLBACK) ||
-		       maglev_dest_retired(dest) ?
-		       maglev_fallback(lut, key, len, hash) : NULL;
+	if (unlikely(!dest))
+		dest = maglev_pick_any(svc, hash);
 out:
 	if (!dest) {
 		ip_vs_scheduler_err(svc, "no destination available");
@@ -1062,27 +1036,34 @@ out:
 /* /proc/net/ip_vs_maglev */
 
 static void maglev_show_service(struct seq_file *seq,
-				const struct maglev_service *ms)
+				struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
 	const struct maglev_table *t = &none;
 	const struct maglev_lut *lut;
 	u64 gen, table_gen;
-	u32 i, nr = 0;
+	u32 i, nr = 0, flags = 0;
 
-	/* table_gen first: a build publishing meanwhile only lowers P. */
-	table_gen = READ_ONCE(ms->table_gen);
-	gen = READ_ONCE(ms->gen);
+	/*
+	 * IPVS may free the service without a grace period once done_service
+	 * ran (ip_vs_add_service's error path): read it only under the lock,
+	 * while the state is not dead.
+	 */
+	spin_lock(&ms->lock);
+	if (!ms->dead)
+		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	table_gen = ms->table_gen;
+	gen = ms->gen;
+	spin_unlock(&ms->lock);
 	lut = rcu_dereference(ms->lut);
 	if (lut) {
 		t = lut->table;
 		nr = lut->nr;
 	}
 	seq_printf(seq,
-		   "service %s size %u seed %llu flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu\n",
-		   ms->name, t->size, lut ? lut->seed : 0,
-		   READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED, nr,
-		   lut ? lut->builds : 0, lut ? lut->churn : 0,
+		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu\n",
+		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
+		   nr, lut ? lut->builds : 0, lut ? lut->churn : 0,
 		   lut ? lut->build_ns : 0, READ_ONCE(ms->alloc_fail),
 		   READ_ONCE(ms->build_fail), t->digest, gen != table_gen,
 		   gen, table_gen, lut ? lut->mem : 0);
@@ -1141,23 +1122,225 @@ static const struct seq_operations maglev_seq_ops = {
 	.show = maglev_seq_show,
 };
 
+/* Sysctls: net.ipv4.vs.maglev_* of each network namespace */
+
+static void maglev_key_free_rcu(struct rcu_head *head)
+{
+	kfree_sensitive(container_of(head, struct maglev_key, rcu));
+}
+
+/* Publish @b as @mn's key; the next lookup uses it.  Takes cfg_lock. */
+static int maglev_set_key(struct maglev_net *mn, const u8 *b)
+{
+	struct maglev_key *k, *old;
+
+	k = kzalloc(sizeof(*k), GFP_KERNEL_ACCOUNT);
+	if (!k)
+		return -ENOMEM;
+	maglev_key_from_bytes(&k->key, b);
+	k->fp = maglev_key_fingerprint(&k->key);
+	mutex_lock(&mn->cfg_lock);
+	old = rcu_replace_pointer(mn->key, k, lockdep_is_held(&mn->cfg_lock));
+	mutex_unlock(&mn->cfg_lock);
+	if (old)
+		call_rcu(&old->rcu, maglev_key_free_rcu);
+	return 0;
+}
+
+static int maglev_sysctl_size(maglev_ctl_table *table, int write,
+			      void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct maglev_net *mn = table->extra1;
+	const char *why = NULL;
+	unsigned int size = READ_ONCE(mn->table_size);
+	struct ctl_table tmp = {
+		.data = &size,
+		.maxlen = sizeof(size),
+		.mode = table->mode,
+	};
+	int ret;
+
+	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
+		return ret;
+	if (maglev_check_size(size, &why)) {
+		pr_err_ratelimited("maglev_table_size %u rejected: %s\n", size,
+				   why ? why : "invalid size");
+		return -EINVAL;
+	}
+	mutex_lock(&mn->cfg_lock);
+	if (size != mn->table_size) {
+		WRITE_ONCE(mn->table_size, size);
+		maglev_rebuild_net(mn);
+	}
+	mutex_unlock(&mn->cfg_lock);
+	return 0;
+}
+
+static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
+				 void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct maglev_net *mn = table->extra1;
+	unsigned int ms = READ_ONCE(mn->holdoff_ms);
+	struct ctl_table tmp = {
+		.data = &ms,
+		.maxlen = sizeof(ms),
+		.mode = table->mode,
+	};
+	int ret;
+
+	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
+		return ret;
+	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
+		pr_err_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
+				   ms, MAGLEV_HOLDOFF_MAX_MS);
+		return -EINVAL;
+	}
+	WRITE_ONCE(mn->holdoff_ms, ms);
+	return 0;
+}
+
+/*
+ * The key: 32 hex digits, read and written only with CAP_NET_ADMIN in the
+ * namespace's user namespace (the file is 0600 as well).
+ */
+static int maglev_sysctl_key(maglev_ctl_table *table, int write,
+			     void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct maglev_net *mn = table->extra1;
+	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
+	u8 b[MAGLEV_KEY_BYTES];
+	unsigned int i;
+	struct ctl_table tmp = {
+		.data = text,
+		.maxlen = sizeof(text),
+		.mode = table->mode,
+	};
+	int ret;
+
+	if (!ns_capable(mn->net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	if (!write) {
+		const struct maglev_key *k;
+
+		rcu_read_lock();
+		k = rcu_dereference(mn->key);
+		for (i = 0; i < MAGLEV_KEY_BYTES; i++)
+			b[i] = k->key.key[i / 8] >> (8 * (i % 8));
+		rcu_read_unlock();
+		bin2hex(text, b, MAGLEV_KEY_BYTES);
+		memzero_explicit(b, sizeof(b));
+	}
+	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
+	if (write && !ret) {
+		if (maglev_parse_key(text, strlen(text), b)) {
+			pr_err_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
+			ret = -EINVAL;
+		} else {
+			ret = maglev_set_key(mn, b);
+		}
+	}
+	memzero_explicit(b, sizeof(b));
+	memzero_explicit(text, sizeof(text));
+	return ret;
+}
+
+static struct ctl_table maglev_ctl_template[] = {
+	{
+		.procname	= "maglev_table_size",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= maglev_sysctl_size,
+	},
+	{
+		.procname	= "maglev_holdoff_ms",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= maglev_sysctl_holdoff,
+	},
+	{
+		.procname	= "maglev_hash_key",
+		.maxlen		= 2 * MAGLEV_KEY_BYTES + 2,
+		.mode		= 0600,
+		.proc_handler	= maglev_sysctl_key,
+	},
+	{ }
+};
+
+static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
+{
+	size_t n = ARRAY_SIZE(maglev_ctl_template);
+	size_t i;
+
+	mn->ctl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
+			  GFP_KERNEL_ACCOUNT);
+	if (!mn->ctl)
+		return -ENOMEM;
+	for (i = 0; i < n - 1; i++)
+		mn->ctl[i].extra1 = mn;
+#ifdef MAGLEV_HAVE_SYSCTL_SZ
+	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl, n - 1);
+#else
+	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", mn->ctl);
+#endif
+	if (!mn->sysctl) {
+		kfree(mn->ctl);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Registration */
+
+/*
+ * What a namespace's lookups use after its exit started: IPVS flushes the
+ * services only after this module's pernet exit, so a packet may still be
+ * scheduled meanwhile.  Never freed.
+ */
+static struct maglev_key maglev_exit_key;
 
 static int __net_init maglev_net_init(struct net *net)
 {
 	struct maglev_net *mn = maglev_pernet(net);
+	int ret;
 
 	spin_lock_init(&mn->lock);
 	INIT_LIST_HEAD(&mn->services);
+	mutex_init(&mn->cfg_lock);
+	mn->net = net;
+	/* The module parameters are the defaults of a new namespace. */
+	kernel_param_lock(THIS_MODULE);
+	mn->table_size = maglev_table_size;
+	mn->holdoff_ms = maglev_holdoff_ms;
+	ret = maglev_set_key(mn, maglev_hash_key);
+	kernel_param_unlock(THIS_MODULE);
+	if (ret)
+		return ret;
+	ret = maglev_sysctl_register(net, mn);
+	if (ret)
+		goto fail_key;
 	if (IS_ENABLED(CONFIG_PROC_FS) &&
 	    !proc_create_net("ip_vs_maglev", 0444, net->proc_net,
-			     &maglev_seq_ops, sizeof(struct seq_net_private)))
-		return -ENOMEM;
+			     &maglev_seq_ops, sizeof(struct seq_net_private))) {
+		ret = -ENOMEM;
+		goto fail_sysctl;
+	}
 	return 0;
+
+fail_sysctl:
+	unregister_net_sysctl_table(mn->sysctl);
+	kfree(mn->ctl);
+fail_key:
+	kfree_sensitive(rcu_dereference_protected(mn->key, true));
+	return ret;
 }
 
 static void __net_exit maglev_net_exit(struct net *net)
 {
+	struct maglev_net *mn = maglev_pernet(net);
+	struct maglev_key *old;
+
 	/*
 	 * IPVS flushes the namespace's services (done_service) from its own
 	 * pernet exit, after this one; the list and its lock live in the
@@ -1165,6 +1348,10 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 * Builds still running then touch only their own memory.
 	 */
 	remove_proc_entry("ip_vs_maglev", net->proc_net);
+	unregister_net_sysctl_table(mn->sysctl);
+	kfree(mn->ctl);
+	old = rcu_replace_pointer(mn->key, &maglev_exit_key, true);
+	call_rcu(&old->rcu, maglev_key_free_rcu);
 }
 
 static struct pernet_operations maglev_net_ops = {
@@ -1181,9 +1368,9 @@ static struct ip_vs_scheduler ip_vs_maglev_scheduler = {
 	.n_list =		LIST_HEAD_INIT(ip_vs_maglev_scheduler.n_list),
 	.init_service =		ip_vs_maglev_init_svc,
 	.done_service =		ip_vs_maglev_done_svc,
-	.add_dest =		ip_vs_maglev_add_dest,
-	.del_dest =		ip_vs_maglev_del_dest,
-	.upd_dest =		ip_vs_maglev_upd_dest,
+	.add_dest =		ip_vs_maglev_dest_changed,
+	.del_dest =		ip_vs_maglev_dest_changed,
+	.upd_dest =		ip_vs_maglev_dest_changed,
 	.schedule =		ip_vs_maglev_schedule,
 };
 
@@ -1191,8 +1378,13 @@ static int __init ip_vs_maglev_init(void)
 {
 	int ret;
 
-	/* Unbound: long builds do not hold up per-CPU work. */
-	maglev_wq = alloc_workqueue("ip_vs_maglev", WQ_UNBOUND, 0);
+	/*
+	 * Unbound: long builds do not hold up per-CPU work.  At most
+	 * MAGLEV_WQ_MAX_ACTIVE builds at once, however many services change
+	 * (WQ_SYSFS: visible and tunable in /sys/bus/workqueue/devices/).
+	 */
+	maglev_wq = alloc_workqueue("ip_vs_maglev", WQ_UNBOUND | WQ_SYSFS,
+				    MAGLEV_WQ_MAX_ACTIVE);
 	if (!maglev_wq)
 		return -ENOMEM;
 	ret = register_pernet_subsys(&maglev_net_ops);

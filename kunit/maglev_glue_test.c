@@ -103,17 +103,37 @@ static void maglev_svc_name_test(struct kunit *test)
 
 /* ------------------------------------------------------------------ */
 
-/* A service state with the destinations @d, as the callbacks keep it. */
+/* The all-zero key, as a namespace starts with by default. */
+static struct maglev_key test_key;
+
+/*
+ * A service state over a made-up IPVS service whose destination list
+ * holds @d, in a made-up namespace state with table size 251.
+ */
 static struct maglev_service *test_service(struct kunit *test,
 					   struct ip_vs_dest **d, u32 n)
 {
 	struct maglev_service *ms = kunit_kzalloc(test, sizeof(*ms),
 						  GFP_KERNEL);
+	struct ip_vs_service *svc = kunit_kzalloc(test, sizeof(*svc),
+						  GFP_KERNEL);
+	struct maglev_net *mn = kunit_kzalloc(test, sizeof(*mn), GFP_KERNEL);
+	u32 i;
 
 	KUNIT_ASSERT_NOT_NULL(test, ms);
-	ms->cfg = d;
-	ms->nr = n;
-	ms->cap = n;
+	KUNIT_ASSERT_NOT_NULL(test, svc);
+	KUNIT_ASSERT_NOT_NULL(test, mn);
+	INIT_LIST_HEAD(&svc->destinations);
+	for (i = 0; i < n; i++)
+		list_add_tail(&d[i]->n_list, &svc->destinations);
+	svc->num_dests = n;
+	svc->af = AF_INET;
+	svc->flags = MAGLEV_F_PORT;
+	mn->table_size = 251;
+	test_key.fp = maglev_key_fingerprint(&test_key.key);
+	RCU_INIT_POINTER(mn->key, &test_key);
+	ms->svc = svc;
+	ms->mn = mn;
 	ms->gen = 7;
 	spin_lock_init(&ms->lock);
 	refcount_set(&ms->ref, 1);
@@ -126,6 +146,7 @@ static void maglev_snapshot_test(struct kunit *test)
 	struct maglev_service *ms;
 	struct maglev_lut *lut;
 	u64 gen = 0;
+	u32 size = 0;
 	int err = 0;
 	u32 i;
 
@@ -137,9 +158,10 @@ static void maglev_snapshot_test(struct kunit *test)
 	atomic_set(&d[3]->last_weight, 0);	/* added with weight 0 */
 	ms = test_service(test, d, 4);
 
-	lut = maglev_snapshot(ms, &gen, &err);
+	lut = maglev_snapshot(ms, &gen, &size, &err);
 	KUNIT_ASSERT_NOT_NULL(test, lut);
 	KUNIT_EXPECT_EQ(test, gen, 7ULL);
+	KUNIT_EXPECT_EQ(test, size, 251U);
 	KUNIT_ASSERT_EQ(test, lut->nr, 4U);
 	for (i = 0; i < 4; i++) {
 		KUNIT_EXPECT_PTR_EQ(test, lut->dest[i], d[i]);
@@ -163,13 +185,136 @@ static void maglev_snapshot_test(struct kunit *test)
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
 
+	/* More than 65535 destinations: refused before any reference. */
+	ms->svc->num_dests = MAGLEV_MAX_BACKENDS + 1;
+	lut = maglev_snapshot(ms, &gen, &size, &err);
+	KUNIT_EXPECT_NULL(test, lut);
+	KUNIT_EXPECT_EQ(test, err, -E2BIG);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+	ms->svc->num_dests = 4;
+
 	/* A deleted service gives no snapshot and takes no reference. */
 	ms->dead = true;
-	lut = maglev_snapshot(ms, &gen, &err);
+	lut = maglev_snapshot(ms, &gen, &size, &err);
 	KUNIT_EXPECT_NULL(test, lut);
 	KUNIT_EXPECT_EQ(test, err, -ESHUTDOWN);
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+}
+
+/*
+ * /proc after done_service: IPVS may have freed the service already
+ * (ip_vs_add_service's error path frees it without a grace period), so the
+ * listing must not read it.  The service here is poisoned instead of
+ * freed, so that a read shows without KASAN too.
+ */
+static void maglev_show_dead_test(struct kunit *test)
+{
+	struct ip_vs_dest *d[1];
+	struct maglev_service *ms;
+	struct seq_file seq = {};
+	char *flags;
+
+	d[0] = test_dest(test, AF_INET, "10.0.0.2", 80, 1);
+	ms = test_service(test, d, 1);
+	strscpy(ms->name, "TCP 10.0.0.1:80", sizeof(ms->name));
+	seq.size = PAGE_SIZE;
+	seq.buf = kunit_kzalloc(test, seq.size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, seq.buf);
+
+	rcu_read_lock();
+	maglev_show_service(&seq, ms);
+	rcu_read_unlock();
+	flags = strnstr(seq.buf, " flags 0x10 ", seq.count);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, flags, "%.*s", (int)seq.count,
+				  seq.buf);
+
+	ms->dead = true;
+	memset(ms->svc, 0x6b, sizeof(*ms->svc));	/* POISON_FREE */
+	seq.count = 0;
+	rcu_read_lock();
+	maglev_show_service(&seq, ms);
+	rcu_read_unlock();
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strnstr(seq.buf, " flags 0x0 ",
+						seq.count),
+				  "%.*s", (int)seq.count, seq.buf);
+	KUNIT_EXPECT_NOT_NULL(test, strnstr(seq.buf, " key ", seq.count));
+}
+
+/* ------------------------------------------------------------------ */
+
+struct delay_case {
+	const char *desc;
+	unsigned long now;
+	unsigned long when;
+	unsigned long want;	/* DELAY_MAX: the hold-off's maximum */
+};
+
+#define HMAX		msecs_to_jiffies(MAGLEV_HOLDOFF_MAX_MS)
+#define DELAY_MAX	ULONG_MAX
+
+static const struct delay_case delay_cases[] = {
+	{ "due now", 1000, 1000, 0 },
+	{ "past", 5000, 1000, 0 },
+	{ "in 10 jiffies", 1000, 1010, 10 },
+	{ "across the jiffies wrap", ULONG_MAX - 4, 5, 10 },
+	{ "far ahead", 0, LONG_MAX, DELAY_MAX },
+	/* Idle for more than LONG_MAX jiffies: time_before() says "future". */
+	{ "recorded LONG_MAX + 1 ago", (unsigned long)LONG_MAX + 1001, 1000,
+	  DELAY_MAX },
+	{ "recorded ULONG_MAX - 9 ago", ULONG_MAX - 9 + 1000, 1000,
+	  DELAY_MAX },
+};
+
+static void delay_case_desc(const struct delay_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(delay, delay_cases, delay_case_desc);
+
+static void maglev_delay_test(struct kunit *test)
+{
+	const struct delay_case *c = test->param_value;
+
+	unsigned long want = c->want == DELAY_MAX ? HMAX : c->want;
+
+	KUNIT_EXPECT_EQ(test, maglev_delay(c->now, c->when), want);
+	KUNIT_EXPECT_LE(test, maglev_delay(c->now, c->when), HMAX);
+	/* Exactly the maximum, and one past it. */
+	KUNIT_EXPECT_EQ(test, maglev_delay(c->now, c->now + HMAX), HMAX);
+	KUNIT_EXPECT_EQ(test, maglev_delay(c->now, c->now + HMAX + 1), HMAX);
+}
+
+/*
+ * The timing rule of the top comment: the next build may start the
+ * hold-off, or the last build's duration up to 1 s, after the end of the
+ * last attempt; retries double from 10 ms to 1 s.
+ */
+static void maglev_timing_test(struct kunit *test)
+{
+	unsigned long ms10 = msecs_to_jiffies(10), s1 = msecs_to_jiffies(1000);
+	unsigned long r = 0;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, maglev_next_build(100, 1, msecs_to_jiffies(50)),
+			100 + msecs_to_jiffies(50));
+	KUNIT_EXPECT_EQ(test, maglev_next_build(100, msecs_to_jiffies(300),
+						msecs_to_jiffies(50)),
+			100 + msecs_to_jiffies(300));
+	KUNIT_EXPECT_EQ(test, maglev_next_build(100, msecs_to_jiffies(5000),
+						msecs_to_jiffies(50)),
+			100 + s1);
+	KUNIT_EXPECT_EQ(test, maglev_next_build(100, msecs_to_jiffies(5000),
+						HMAX), 100 + HMAX);
+	KUNIT_EXPECT_EQ(test, maglev_next_build(ULONG_MAX, 2, 0), 1UL);
+
+	r = maglev_retry_delay(r);
+	KUNIT_EXPECT_EQ(test, r, ms10);
+	for (i = 0; i < 20; i++)
+		r = maglev_retry_delay(r);
+	KUNIT_EXPECT_EQ(test, r, s1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -184,6 +329,7 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 	struct maglev_lut *lut;
 	void *work;
 	u64 gen;
+	u32 size;
 	int err;
 	u32 i;
 
@@ -194,7 +340,7 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 		d[i] = test_dest(test, AF_INET, a, 80, 1);
 	}
 	ms = test_service(test, d, FB_N);
-	lut = maglev_snapshot(ms, &gen, &err);
+	lut = maglev_snapshot(ms, &gen, &size, &err);
 	KUNIT_ASSERT_NOT_NULL(test, lut);
 	lut->table = maglev_mem_alloc(maglev_table_bytes(FB_SIZE), &lut->mem);
 	work = kvmalloc(maglev_work_bytes(FB_SIZE, FB_N), GFP_KERNEL);
@@ -205,8 +351,12 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 	kvfree(work);
 	for (i = 0; i < FB_N; i++)
 		lut->dest[i] = lut->be[i].priv;
-	lut->seed = 0;
 	return lut;
+}
+
+static u64 test_hash(const u8 *key, size_t len)
+{
+	return maglev_key_hash(key, len, &test_key.key);
 }
 
 static void maglev_fallback_test(struct kunit *test)
@@ -219,7 +369,7 @@ static void maglev_fallback_test(struct kunit *test)
 
 	for (k = 0; k < 200; k++) {
 		key[3] = k;
-		h = maglev_hash(key, sizeof(key), lut->seed);
+		h = test_hash(key, sizeof(key));
 		idx = maglev_lookup(lut->table, h);
 		KUNIT_ASSERT_LT(test, idx, FB_N);
 		first = lut->dest[idx];
@@ -227,8 +377,8 @@ static void maglev_fallback_test(struct kunit *test)
 		/* Drained: another destination, the same one every time. */
 		atomic_set(&first->weight, 0);
 		KUNIT_EXPECT_TRUE(test, maglev_dest_retired(first));
-		got = maglev_fallback(lut, key, sizeof(key), h);
-		again = maglev_fallback(lut, key, sizeof(key), h);
+		got = maglev_fallback(lut, h);
+		again = maglev_fallback(lut, h);
 		KUNIT_EXPECT_NOT_NULL(test, got);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
 		KUNIT_EXPECT_PTR_EQ(test, got, again);
@@ -236,7 +386,7 @@ static void maglev_fallback_test(struct kunit *test)
 
 		/* Removed (not available): never chosen either. */
 		first->cflags &= ~IP_VS_DEST_CF_AVAILABLE;
-		got = maglev_fallback(lut, key, sizeof(key), h);
+		got = maglev_fallback(lut, h);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
 		first->cflags |= IP_VS_DEST_CF_AVAILABLE;
 
@@ -244,7 +394,7 @@ static void maglev_fallback_test(struct kunit *test)
 		first->flags |= IP_VS_DEST_F_OVERLOAD;
 		KUNIT_EXPECT_FALSE(test, maglev_dest_retired(first));
 		KUNIT_EXPECT_TRUE(test, maglev_dest_unavailable(first));
-		got = maglev_fallback(lut, key, sizeof(key), h);
+		got = maglev_fallback(lut, h);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
 		first->flags &= ~IP_VS_DEST_F_OVERLOAD;
 		if (got != lut->dest[(idx + 1) % FB_N])
@@ -258,19 +408,18 @@ static void maglev_fallback_test(struct kunit *test)
 		atomic_set(&lut->dest[i]->weight, 0);
 	for (k = 0; k < 50; k++) {
 		key[3] = k;
-		h = maglev_hash(key, sizeof(key), lut->seed);
+		h = test_hash(key, sizeof(key));
 		idx = maglev_lookup(lut->table, h);
 		if (idx == 0)
 			continue;
-		KUNIT_EXPECT_PTR_EQ(test, maglev_fallback(lut, key,
-							  sizeof(key), h),
+		KUNIT_EXPECT_PTR_EQ(test, maglev_fallback(lut, h),
 				    lut->dest[0]);
 	}
 	/* None left: no destination. */
 	atomic_set(&lut->dest[0]->weight, 0);
 	key[3] = 1;
-	h = maglev_hash(key, sizeof(key), lut->seed);
-	KUNIT_EXPECT_NULL(test, maglev_fallback(lut, key, sizeof(key), h));
+	h = test_hash(key, sizeof(key));
+	KUNIT_EXPECT_NULL(test, maglev_fallback(lut, h));
 	maglev_lut_free(lut);
 }
 
@@ -303,6 +452,9 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
 	KUNIT_CASE(maglev_svc_name_test),
 	KUNIT_CASE(maglev_snapshot_test),
+	KUNIT_CASE(maglev_show_dead_test),
+	KUNIT_CASE_PARAM(maglev_delay_test, delay_gen_params),
+	KUNIT_CASE(maglev_timing_test),
 	KUNIT_CASE(maglev_fallback_test),
 	KUNIT_CASE(maglev_mem_test),
 	{}

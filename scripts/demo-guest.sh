@@ -269,8 +269,8 @@ section() { echo; echo "== $* =="; }
 
 section "Setup"
 echo "  kernel $(uname -r) under QEMU (TCG, no network device)"
-echo "  ip_vs_maglev table_size=$(cat /sys/module/ip_vs_maglev/parameters/table_size)" \
-	"hash_seed=$(cat /sys/module/ip_vs_maglev/parameters/hash_seed)"
+echo "  ip_vs_maglev net.ipv4.vs.maglev_table_size=$(cat /proc/sys/net/ipv4/vs/maglev_table_size)," \
+	"hash key: its fingerprint is on the service line below"
 echo "  client netns sends one UDP datagram per flow from $CLI_MIN .. $CLI_MAX"
 echo "  ($FLOWS flows) to $SVC; real servers 10.0.1.N:80 each in its own netns"
 echo "  log the client address of every datagram they receive. The service"
@@ -278,6 +278,9 @@ echo "  schedules each datagram on its own (-o), so every round of the same"
 echo "  flows shows where the table of that moment sends them."
 echo
 run ipvsadm -A -u $SVC -s maglev -o || die "ipvsadm -A -s maglev failed"
+echo "  key fingerprint $(awk '$1 == "service" { for (i = 4; i < NF; i++)
+	if ($i == "key") { print $(i + 1); exit } }' /proc/net/ip_vs_maglev)" \
+	"(the hash key itself is secret: maglev_hash_key is mode 0600)"
 for i in 1 2 3 4 5; do
 	run ipvsadm -a -u $SVC -r 10.0.1.$i:80 -m || die "ipvsadm -a failed"
 done

@@ -5,7 +5,7 @@
 # and ip_vs_mh16.ko (the kernel's own ip_vs_mh.c built for 65521 slots,
 # registered as "mh65521") loaded.
 #
-# Three services in the same boot: maglev (table_size 65521), mh65521, and
+# Three services in the same boot: maglev (maglev_table_size 65521), mh65521, and
 # rr as the baseline for what the ipvsadm calls cost without a table build.
 #  1. N real servers (default 1000) are added one by one to each, in chunks
 #     of 100 "-a" lines fed to "ipvsadm -R" (one setsockopt, so one table
@@ -20,7 +20,7 @@
 # Figures are medians; ratios are mh over maglev.
 
 PROC=/proc/net/ip_vs_maglev
-PARAMS=/sys/module/ip_vs_maglev/parameters
+SYSCTL=/proc/sys/net/ipv4/vs
 SIZE=65521
 N=1000
 EDITS=40
@@ -60,7 +60,8 @@ caught_up() {
 }
 
 command -v nsclock >/dev/null || die "nsclock missing"
-echo "$SIZE" >"$PARAMS/table_size" || die "cannot set table_size $SIZE"
+echo "$SIZE" >"$SYSCTL/maglev_table_size" ||
+	die "cannot set maglev_table_size $SIZE"
 
 MG=10.10.0.1:80
 MH=10.10.0.2:80
@@ -73,7 +74,7 @@ ipvsadm -A -t $RR -s rr || die "rr service"
 [ -n "$(field $MG pending)" ] && HAS_PENDING=1
 
 echo "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs (QEMU TCG), clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
-echo "maglev table_size $SIZE, mh = the kernel's ip_vs_mh.c at 65521 slots,"
+echo "maglev maglev_table_size $SIZE, mh = the kernel's ip_vs_mh.c at 65521 slots,"
 echo "$N real servers; asynchronous maglev builds: $([ $HAS_PENDING -eq 1 ] && echo yes || echo no)"
 echo
 

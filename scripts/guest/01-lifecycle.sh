@@ -12,7 +12,10 @@ run ipvsadm -A -t $V -s maglev
 check "$S: listed after ipvsadm -A" svc_listed "$S"
 expect_eq "$S: no dests yet" "$(svc_field "$S" dests)" 0
 expect_eq "$S: default table size" "$(svc_field "$S" size)" 65537
-expect_eq "$S: default seed" "$(svc_field "$S" seed)" 0
+# The default key is all zero; /proc shows its fingerprint.
+ZERO_FP=$(key_fp $ZERO_KEY)
+expect_eq "$S: default key (all zero)" "$(cat $SYSCTL/maglev_hash_key)" $ZERO_KEY
+expect_eq "$S: default key's fingerprint" "$(svc_field "$S" key)" "$ZERO_FP"
 expect_eq "$S: no scheduler flags" "$(svc_field "$S" flags)" 0x0
 expect_eq "$S: one build" "$(svc_field "$S" builds)" 1
 echo "# $S" >"$T/s4"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Guest test 8: the previous table serves until the next one is published.
-# A table_size below the number of destinations gives the next prime that
-# holds them (no failure).  While a build is pending (held off), a
+# A maglev_table_size below the number of destinations gives the next prime
+# that holds them (no failure).  While a build is pending (held off), a
 # destination just set to weight 0 or just removed is never chosen although
 # the published table still maps keys to it, and its keys are not dropped
 # (no flag-1); the other keys keep their destination.  Injected allocation
@@ -11,8 +11,8 @@
 V=10.0.0.1
 S="TCP $V:80"
 
-# --- more destinations than table_size ----------------------------------------
-echo 251 >$PARAMS/table_size
+# --- more destinations than maglev_table_size ------------------------------
+echo 251 >$SYSCTL/maglev_table_size
 {
 	echo "-A -t $V:80 -s maglev"
 	i=1
@@ -22,18 +22,18 @@ echo 251 >$PARAMS/table_size
 	done
 } >"$T/restore"
 run ipvsadm -R <"$T/restore"
-expect_eq "$S: 252 dests with table_size 251" "$(svc_field "$S" dests)" 252
+expect_eq "$S: 252 dests with maglev_table_size 251" "$(svc_field "$S" dests)" 252
 expect_eq "$S: ... in the next prime, 257 slots" "$(svc_field "$S" size)" 257
 expect_eq "$S: ... and no failure" "$(svc_field "$S" build_fail)" 0
 echo "SIZE 257" >"$T/s"
 awk '$1 == "-a" { print "ADD_NODE " $5 }' "$T/restore" >>"$T/s"
 check_sim "$S 252 dests" "$S" "$T/s"
 run ipvsadm -C
-echo 65537 >$PARAMS/table_size
+echo 65537 >$SYSCTL/maglev_table_size
 
 # --- weight 0 and removal while a build is pending ----------------------------
-# With holdoff_ms=4000 a change made within 4 s of the end of a build waits
-# for its own build that long: flows sent right after ipvsadm returns meet
+# With maglev_holdoff_ms=4000 a change made within 4 s of the end of a build
+# waits for its own build that long: flows sent right after ipvsadm returns meet
 # the previous table. The debug kernel (KASAN, kmemleak) sends them five
 # times slower, so it gets the largest hold-off, 10 s.
 HOLDOFF=4000
@@ -44,7 +44,7 @@ udp_service3 "$T/s0"
 S="UDP $V:80"
 addrs=$(client_addrs 4 10)
 wait_caught_up
-echo $HOLDOFF >$PARAMS/holdoff_ms
+echo $HOLDOFF >$SYSCTL/maglev_holdoff_ms
 # After a quiet period a change builds at once; the hold-off starts after.
 run ipvsadm -e -u $V:80 -r 10.1.1.1:80 -m -w 1
 d=$(svc_field "$S" digest)
@@ -98,5 +98,5 @@ echo "REMOVE_NODE 10.1.3.1:80" >>"$T/s1"
 check_sim "$S after the removal" "$S" "$T/s1"
 run ipvsadm -C
 cleanup_net
-echo 50 >$PARAMS/holdoff_ms
+echo 50 >$SYSCTL/maglev_holdoff_ms
 finish

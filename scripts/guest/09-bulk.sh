@@ -63,7 +63,7 @@ awk -v n="$N" 'BEGIN {
 			int(i / 250) % 250, i % 250 + 1
 }' >"$T/dests"
 
-echo 3000 >$PARAMS/holdoff_ms
+echo 3000 >$SYSCTL/maglev_holdoff_ms
 run ipvsadm -A -t $V:80 -s maglev
 run ipvsadm -A -t $V:81 -s rr
 wait_caught_up
@@ -97,5 +97,5 @@ echo "BENCH: $N one-by-one adds ($P ipvsadm -a, the rest ipvsadm -R): maglev ${t
 sed 's/^/ADD_NODE /; s/$/ 1/' "$T/dests" >"$T/s"
 check_sim "$S $N dests" "$S" "$T/s"
 run ipvsadm -C
-echo 50 >$PARAMS/holdoff_ms
+echo 50 >$SYSCTL/maglev_holdoff_ms
 finish

@@ -40,7 +40,7 @@ burst() {
 # --- 1. ipvsadm -C and rmmod with builds pending -----------------------------
 i=1
 while [ $i -le 3 ]; do
-	echo 5000011 >$PARAMS/table_size
+	echo 5000011 >$SYSCTL/maglev_table_size
 	burst ""
 	p=$(grep -c ' pending 1 ' $PROC)
 	ipvsadm -C
@@ -54,8 +54,10 @@ while [ $i -le 3 ]; do
 done
 
 # --- 2. netns deletion with builds pending -----------------------------------
-echo 5000011 >$PARAMS/table_size
+echo 5000011 >$SYSCTL/maglev_table_size
 ip netns add gone
+ns_sysctl gone maglev_table_size 5000011 ||
+	fail "gone: maglev_table_size 5000011 refused"
 burst gone
 burst ""
 ip netns del gone

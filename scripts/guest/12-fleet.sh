@@ -141,12 +141,12 @@ for lb in $LBS; do
 done
 
 # simcmds PORT ORDER: maglev-sim commands for the real servers of PORT in
-# ORDER, with the table size and seed of lb1's service on port 80.
+# ORDER, with the table size of lb1's service on port 80 and lb1's key.
 SIZE=$(svc_field "TCP $VIP:80" size lb1)
-SEED=$(svc_field "TCP $VIP:80" seed lb1)
+KEY=$(ns_sysctl lb1 maglev_hash_key)
 simcmds() {
 	echo "SIZE $SIZE"
-	echo "SEED $SEED"
+	echo "KEY $KEY"
 	for _i in $2; do echo "ADD_NODE 10.2.0.$_i:$1 1"; done
 }
 

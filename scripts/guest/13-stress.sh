@@ -9,7 +9,7 @@
 #   - add, delete and re-weight dests of those services (weights 0, 1, 2,
 #     65535 and above 65535, and dests that do not exist)
 #   - toggle the scheduler flags with ipvsadm -E
-#   - write valid and invalid table_size and hash_seed
+#   - write valid and invalid maglev_table_size and maglev_hash_key
 #   - create and delete whole services (TCP, UDP, IPv6, fwmark v4 and v6)
 #   - create and delete network namespaces holding a maglev service with
 #     traffic of their own
@@ -30,15 +30,18 @@
 # interface); before, such a rebuild fails and the old table stays.
 BIG_WEIGHTS="65536 70000 2147483647"
 WEIGHTS="0 1 1 2 5 65535"
-# table_size writes: valid ones take, the others must be refused, and the
-# parameter never holds a size stress_is_valid_size rejects.
+# maglev_table_size writes: valid ones take, the others must be refused, and
+# the sysctl never holds a size stress_is_valid_size rejects. maglev_hash_key
+# takes exactly 32 hex digits (31 or 33, non-hex and empty are refused).
 VALID_SIZES="251 257 1021 4093 65537"
 INVALID_SIZES="0 1 250 1000 5000012 4294967297 abc -7"
-VALID_SEEDS="0 1 12345 0xdeadbeefcafe 18446744073709551615"
-INVALID_SEEDS="x -1 18446744073709551616 0x"
+VALID_KEYS="00000000000000000000000000000000 0123456789abcdef0123456789abcdef
+ffffffffffffffffffffffffffffffff 00112233445566778899AABBCCDDEEFF"
+INVALID_KEYS="0123456789abcdef0123456789abcde 0123456789abcdef0123456789abcdef0
+0123456789abcdef0123456789abcdeg x 0x0123456789abcdef0123456789abcd -1 empty"
 # Final configuration, checked against maglev-sim.
 FINAL_SIZE=4093
-FINAL_SEED=12345
+FINAL_KEY=0123456789abcdef0123456789abcdef
 
 V4=$VIP4
 V6=$VIP6
@@ -138,39 +141,47 @@ flags_loop() {
 	stress_count flags "$_n"
 }
 
-# param_loop: the parameter must take every valid value and refuse, and
-# be left unchanged by, every invalid one.
+# param_loop: the sysctls must take every valid value and refuse, and be
+# left unchanged by, every invalid one.
 param_loop() {
 	_n=0 _bad=0
 	while running; do
 		# shellcheck disable=SC2086
 		stress_pick _v $VALID_SIZES $INVALID_SIZES
-		read -r _was <$PARAMS/table_size
-		if echo "$_v" 2>/dev/null >$PARAMS/table_size; then
+		_f=$SYSCTL/maglev_table_size
+		read -r _was <$_f
+		if echo "$_v" 2>/dev/null >$_f; then
 			stress_is_valid_size "$_v" ||
-				echo "table_size: invalid '$_v' accepted" >>"$T/param.bad"
+				echo "maglev_table_size: invalid '$_v' accepted" >>"$T/param.bad"
 		elif stress_is_valid_size "$_v"; then
-			echo "table_size: valid '$_v' refused" >>"$T/param.bad"
-		elif [ "$(cat $PARAMS/table_size)" != "$_was" ]; then
-			echo "table_size: refused '$_v' changed it" >>"$T/param.bad"
+			echo "maglev_table_size: valid '$_v' refused" >>"$T/param.bad"
+		elif [ "$(cat $_f)" != "$_was" ]; then
+			echo "maglev_table_size: refused '$_v' changed it" >>"$T/param.bad"
 		fi
-		stress_is_valid_size "$(cat $PARAMS/table_size)" ||
-			echo "table_size holds $(cat $PARAMS/table_size)" >>"$T/param.bad"
+		stress_is_valid_size "$(cat $_f)" ||
+			echo "maglev_table_size holds $(cat $_f)" >>"$T/param.bad"
 		# shellcheck disable=SC2086
-		stress_pick _v $VALID_SEEDS $INVALID_SEEDS
-		read -r _was <$PARAMS/hash_seed
-		case " $VALID_SEEDS " in
+		stress_pick _v $VALID_KEYS $INVALID_KEYS
+		_f=$SYSCTL/maglev_hash_key
+		read -r _was <$_f
+		# shellcheck disable=SC2086 # one line of words
+		case " $(echo $VALID_KEYS) " in
 		*" $_v "*) _valid=1 ;;
 		*) _valid=0 ;;
 		esac
-		if echo "$_v" 2>/dev/null >$PARAMS/hash_seed; then
+		[ "$_v" = empty ] && _v=
+		if echo "$_v" 2>/dev/null >$_f; then
 			[ $_valid = 1 ] ||
-				echo "hash_seed: invalid '$_v' accepted" >>"$T/param.bad"
+				echo "maglev_hash_key: invalid '$_v' accepted" >>"$T/param.bad"
 		elif [ $_valid = 1 ]; then
-			echo "hash_seed: valid '$_v' refused" >>"$T/param.bad"
-		elif [ "$(cat $PARAMS/hash_seed)" != "$_was" ]; then
-			echo "hash_seed: refused '$_v' changed it" >>"$T/param.bad"
+			echo "maglev_hash_key: valid '$_v' refused" >>"$T/param.bad"
+		elif [ "$(cat $_f)" != "$_was" ]; then
+			echo "maglev_hash_key: refused '$_v' changed it" >>"$T/param.bad"
 		fi
+		case $(cat $_f) in
+		????????????????????????????????) ;;
+		*) echo "maglev_hash_key holds '$(cat $_f)'" >>"$T/param.bad" ;;
+		esac
 		_n=$((_n + 2))
 		sleep 0.05
 	done
@@ -386,9 +397,9 @@ check "UDP traffic ran" [ "$(stress_get udp_flows)" -gt 0 ]
 check "some TCP connections were answered" [ "$(stress_get tcp_ok)" -gt 0 ]
 check "namespaces with services came and went" [ "$(stress_get netns)" -gt 0 ]
 if [ -s "$T/param.bad" ]; then
-	fail "module parameters: $(sort -u "$T/param.bad" | head -n 5 | tr '\n' ';')"
+	fail "sysctls: $(sort -u "$T/param.bad" | head -n 5 | tr '\n' ';')"
 else
-	pass "module parameters: valid values taken, invalid refused and harmless"
+	pass "sysctls: valid values taken, invalid refused and harmless"
 fi
 if [ -s "$T/proc.bad" ]; then
 	fail "/proc: $(wc -l <"$T/proc.bad") malformed reads under load"
@@ -397,8 +408,9 @@ else
 fi
 
 # --- afterwards: a known configuration, checked end to end --------------------
-echo $FINAL_SIZE >$PARAMS/table_size
-echo $FINAL_SEED >$PARAMS/hash_seed
+echo $FINAL_SIZE >$SYSCTL/maglev_table_size
+echo $FINAL_KEY >$SYSCTL/maglev_hash_key
+FINAL_FP=$(key_fp $FINAL_KEY)
 ipvsadm --set 0 0 120
 # final OPT VIP POOL FLAGS: the pool's first four dests with weights 1 2 3
 # 5, nothing else; prints the maglev-sim commands for the same.
@@ -411,7 +423,7 @@ final() {
 	done <"$T/old"
 	# shellcheck disable=SC2086
 	run ipvsadm -E "$_o" "$_v" -s maglev $_f
-	printf 'SIZE %s\nSEED %s\n' $FINAL_SIZE $FINAL_SEED
+	printf 'SIZE %s\nKEY %s\n' $FINAL_SIZE $FINAL_KEY
 	# shellcheck disable=SC2086
 	set -- $3
 	for _w in 1 2 3 5; do
@@ -436,8 +448,9 @@ if [ $BIG_OK = 1 ]; then
 fi
 check "every service caught up after the load" stress_wait_caught_up ""
 for s in "$S_U4" "$S_T4" "$S_U6"; do
-	expect_eq "$s: table size is table_size" "$(svc_field "$s" size)" $FINAL_SIZE
-	expect_eq "$s: seed is hash_seed" "$(svc_field "$s" seed)" $FINAL_SEED
+	expect_eq "$s: table size is maglev_table_size" "$(svc_field "$s" size)" $FINAL_SIZE
+	expect_eq "$s: key fingerprint is maglev-sim's for maglev_hash_key" \
+		"$(svc_field "$s" key)" "$FINAL_FP"
 done
 check_sim "$S_U4 after the load" "$S_U4" "$T/s.u4"
 check_sim "$S_T4 after the load" "$S_T4" "$T/s.t4"

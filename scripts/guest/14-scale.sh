@@ -1,12 +1,12 @@
 #!/bin/sh
 # Guest test 14: scale.
-#   - SCALE_SERVICES maglev services (table_size 251, three dests each),
+#   - SCALE_SERVICES maglev services (maglev_table_size 251, three dests each),
 #     created and deleted twice with ipvsadm -R, next to as many rr services
 #     for IPVS's own share of the memory; memory per service from
 #     /proc/meminfo deltas, printed next to /proc's "mem" (when the module
 #     has it) and the README's "2 bytes per slot";
 #   - SCALE_DESTS dests on one service at the default table size;
-#   - the largest table_size (5000011) with SCALE_BIG_DESTS dests.
+#   - the largest maglev_table_size (5000011) with SCALE_BIG_DESTS dests.
 # Every table is checked against maglev-sim (digest, slot counts).
 #
 # guest-timeout: 300
@@ -34,7 +34,7 @@ mem_used() {
 }
 
 # --- thousands of small services ------------------------------------------
-echo 251 >$PARAMS/table_size
+echo 251 >$SYSCTL/maglev_table_size
 services rr "$SCALE_SERVICES" 20 >"$T/rr"
 printf 'SIZE 251\nADD_NODE 10.1.1.1:53 1\nADD_NODE 10.1.2.1:53 2\nADD_NODE 10.1.3.1:53 3\nDIGEST\n' >"$T/s.small"
 want=$(sim "$T/s.small")
@@ -92,7 +92,7 @@ check "module refcount back to 0" \
 	[ "$(cat /sys/module/ip_vs_maglev/refcnt)" -eq 0 ]
 
 # --- hundreds of dests on one service ---------------------------------------
-echo 65537 >$PARAMS/table_size
+echo 65537 >$SYSCTL/maglev_table_size
 S="TCP 10.0.0.1:80"
 awk -v n="$SCALE_DESTS" 'BEGIN {
 	print "-A -t 10.0.0.1:80 -s maglev"
@@ -123,7 +123,7 @@ run ipvsadm -C
 
 # --- the largest table -----------------------------------------------------------
 # The dests go in at a small size, then one change rebuilds at the largest.
-echo 4093 >$PARAMS/table_size
+echo 4093 >$SYSCTL/maglev_table_size
 S="UDP 10.0.0.1:53"
 awk -v n="$SCALE_BIG_DESTS" 'BEGIN {
 	print "-A -u 10.0.0.1:53 -s maglev"
@@ -135,7 +135,7 @@ run ipvsadm -R <"$T/big"
 check "$S: caught up" stress_wait_caught_up "" 120
 m0=$(mem_pages)
 u0=$(mem_used)
-echo $SIZE_MAX >$PARAMS/table_size
+echo $SIZE_MAX >$SYSCTL/maglev_table_size
 t0=$(stress_now)
 run ipvsadm -e -u 10.0.0.1:53 -r 10.3.0.1:53 -m -w 9
 check "$S: caught up" stress_wait_caught_up "" 600
@@ -155,5 +155,5 @@ pm=$(svc_field "$S" mem)
 info "$S: memory +$((m1 - m0)) kB SUnreclaim+VmallocUsed, +$((u1 - u0)) kB MemTotal-MemFree; /proc mem ${pm:-n/a} B; README $((SIZE_MAX * DOC_BYTES_PER_SLOT / 1024)) kB of slots"
 check_sim "$S at $SIZE_MAX slots" "$S" "$T/s.big"
 run ipvsadm -C
-echo 65537 >$PARAMS/table_size
+echo 65537 >$SYSCTL/maglev_table_size
 finish

@@ -35,7 +35,7 @@ per_service() {
 	echo $((($1 - $2) * 1024 / N))
 }
 
-echo 65537 >$PARAMS/table_size
+echo 65537 >$SYSCTL/maglev_table_size
 
 services rr "$N" 30 >"$T/rr"
 m0=$(mem_kernel)

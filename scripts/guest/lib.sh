@@ -11,6 +11,14 @@ MAGLEV_SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
 PROC=/proc/net/ip_vs_maglev
 # shellcheck disable=SC2034 # used by the tests
 PARAMS=/sys/module/ip_vs_maglev/parameters
+# The namespace's sysctls maglev_table_size, maglev_holdoff_ms and
+# maglev_hash_key. /proc/sys/net follows the reading task's network
+# namespace: use ns_sysctl to reach another namespace's.
+# shellcheck disable=SC2034 # used by the tests
+SYSCTL=/proc/sys/net/ipv4/vs
+# The default client hash key (all zero: public).
+# shellcheck disable=SC2034 # used by the tests
+ZERO_KEY=00000000000000000000000000000000
 NFAIL=0
 T=$(mktemp -d /tmp/mgtest.XXXXXX)
 
@@ -119,7 +127,30 @@ in_ns() {
 	fi
 }
 
+# ns_sysctl NETNS NAME [VALUE]: print the sysctl net.ipv4.vs.NAME of NETNS
+# (empty: this one), or write VALUE to it (false if refused).
+ns_sysctl() {
+	if [ $# -ge 3 ]; then
+		in_ns "$1" sh -c 'echo "$1" >"/proc/sys/net/ipv4/vs/$2"' sh \
+			"$3" "$2" 2>/dev/null
+	else
+		in_ns "$1" cat "/proc/sys/net/ipv4/vs/$2"
+	fi
+}
+
 # --- maglev-sim --------------------------------------------------------------
+
+# key_fp KEY: maglev-sim's fingerprint of the hash key KEY (32 hex digits),
+# 8 hex digits as /proc shows it; empty if maglev-sim cannot say.
+key_fp() {
+	printf 'KEY %s\nFINGERPRINT\n' "$1" | "$MAGLEV_SIM" 2>/dev/null |
+		awk 'length($0) == 8 && /^[0-9a-f]+$/ { print; exit }'
+}
+
+# random_key: 32 hex digits from /dev/urandom.
+random_key() {
+	od -An -tx1 -N16 /dev/urandom | tr -d ' \n'
+}
 
 # sim FILE: run maglev-sim on the commands in FILE (stderr to stdout).
 sim() {

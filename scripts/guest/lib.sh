@@ -131,6 +131,7 @@ in_ns() {
 # (empty: this one), or write VALUE to it (false if refused).
 ns_sysctl() {
 	if [ $# -ge 3 ]; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
 		in_ns "$1" sh -c 'echo "$1" >"/proc/sys/net/ipv4/vs/$2"' sh \
 			"$3" "$2" 2>/dev/null
 	else

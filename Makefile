@@ -56,7 +56,8 @@ clean:
 RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet \
+	$(BUILD)/connprobe $(BUILD)/asuser
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -69,6 +70,12 @@ $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 
 $(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
+
+$(BUILD)/connprobe: tools/connprobe.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/connprobe.c
+
+$(BUILD)/asuser: tools/asuser.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/asuser.c
 
 # The benchmark compiles maglev_table.c, the ip_vs_mh port it compares
 # with and the reference fill with the kernel's code-generation limits

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * asuser - run a command as an unprivileged user, for the guest tests.
+ *
+ *	asuser [-U] UID CMD [ARG]...
+ *
+ * Drops every group and sets the real, effective and saved user and group
+ * IDs to UID (no capabilities remain), then executes CMD.  With -U, it then
+ * also creates a user namespace and a network namespace owned by it, maps
+ * root in it to UID (as "unshare -Urn" does), and executes CMD as that
+ * namespace's root.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		perror(path);
+		return -1;
+	}
+	n = write(fd, text, strlen(text));
+	if (n != (ssize_t)strlen(text)) {
+		perror(path);
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	int userns = 0;
+	char map[64];
+	uid_t uid;
+
+	if (argc > 1 && !strcmp(argv[1], "-U")) {
+		userns = 1;
+		argv++;
+		argc--;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "usage: asuser [-U] UID CMD [ARG]...\n");
+		return 2;
+	}
+	uid = (uid_t)strtoul(argv[1], NULL, 10);
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid)) {
+		perror("asuser: drop privileges");
+		return 1;
+	}
+	if (userns) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET)) {
+			perror("asuser: unshare(CLONE_NEWUSER | CLONE_NEWNET)");
+			return 1;
+		}
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned int)uid);
+		if (write_file("/proc/self/setgroups", "deny") ||
+		    write_file("/proc/self/uid_map", map) ||
+		    write_file("/proc/self/gid_map", map))
+			return 1;
+	}
+	execvp(argv[2], argv + 2);
+	perror(argv[2]);
+	return 127;
+}

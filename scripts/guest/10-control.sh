@@ -1,8 +1,10 @@
 #!/bin/sh
 # Guest test 10: the control path.
-# 1. Writing table_size and hash_seed rebuilds every maglev service, in
-#    every network namespace, with no ipvsadm edit; /proc shows the new
-#    size and seed and the digests equal maglev-sim's.
+# 1. Every network namespace has its own maglev_table_size and
+#    maglev_hash_key: with different values in the root namespace and in
+#    n1, a write in one changes nothing in the other (size, key
+#    fingerprint, gen); a size write rebuilds that namespace's services with
+#    no ipvsadm edit, and the digests equal maglev-sim's in each.
 # 2. While a service with M = 5000011 and many destinations rebuilds, an
 #    "ipvsadm -A" in another namespace and an "ipvsadm -a" to that very
 #    service complete without waiting for the build. Prints their times next
@@ -13,10 +15,17 @@
 
 CATCHUP_TIMEOUT=120
 now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+KA=00112233445566778899aabbccddeeff
+KB=ffeeddccbbaa99887766554433221100
 
 ip netns add n1
 ip netns add n2
 ip netns exec n2 ipvsadm -A -t 10.0.0.12:80 -s rr
+# The root namespace: size 509, key KA; n1: size 1021, key KB.
+ns_sysctl "" maglev_table_size 509 || fail "root: maglev_table_size 509"
+ns_sysctl "" maglev_hash_key $KA || fail "root: maglev_hash_key"
+ns_sysctl n1 maglev_table_size 1021 || fail "n1: maglev_table_size 1021"
+ns_sysctl n1 maglev_hash_key $KB || fail "n1: maglev_hash_key"
 for ns in "" n1; do
 	in_ns "$ns" ipvsadm -A -u 10.0.0.1:53 -s maglev || fail "ipvsadm -A $ns"
 	in_ns "$ns" ipvsadm -a -u 10.0.0.1:53 -r 10.1.1.1:53 -m -w 2 ||
@@ -25,43 +34,76 @@ for ns in "" n1; do
 		fail "ipvsadm -a $ns"
 done
 S="UDP 10.0.0.1:53"
-printf 'ADD_NODE 10.1.1.1:53 2\nADD_NODE 10.1.2.1:53 3\n' >"$T/s"
+printf 'ADD_NODE 10.1.1.1:53 2\nADD_NODE 10.1.2.1:53 3\n' >"$T/nodes"
 wait_caught_up
 wait_caught_up n1
-g0=$(svc_field "$S" gen)
-g1=$(svc_field "$S" gen n1)
+FPA=$(key_fp $KA)
+FPB=$(key_fp $KB)
+FPZ=$(key_fp $ZERO_KEY)
 
-# --- 1. parameters apply at once ---------------------------------------------
-echo 509 >$PARAMS/table_size
-for ns in root n1; do
-	n=$ns
-	[ $n = root ] && n=
-	expect_eq "$ns: size 509 without an edit" "$(svc_field "$S" size "$n")" 509
-	expect_eq "$ns: seed still 0" "$(svc_field "$S" seed "$n")" 0
-done
+# --- 1. per-namespace sysctls --------------------------------------------------
+# state NS: "size KEYFP gen" of the service in NS ("" for the root).
+state() {
+	echo "$(svc_field "$S" size "$1") $(svc_field "$S" key "$1") $(svc_field "$S" gen "$1")"
+}
+expect_eq "root: size 509, KA's fingerprint" \
+	"$(svc_field "$S" size) $(svc_field "$S" key)" "509 $FPA"
+expect_eq "n1: size 1021, KB's fingerprint" \
+	"$(svc_field "$S" size n1) $(svc_field "$S" key n1)" "1021 $FPB"
+{ echo "SIZE 509"; cat "$T/nodes"; } >"$T/s.root"
+{ echo "SIZE 1021"; cat "$T/nodes"; } >"$T/s.n1"
+check_sim "root: size 509" "$S" "$T/s.root"
+d1=$(svc_field "$S" digest n1)
+{ cat "$T/s.n1"; echo DIGEST; } >"$T/sim.n1"
+expect_eq "n1: digest equals maglev-sim's for size 1021" "$d1" \
+	"$(sim "$T/sim.n1" | tail -n 1)"
+
+# A size write in the root namespace rebuilds there, not in n1.
+g0=$(svc_field "$S" gen)
+n1_before=$(state n1)
+ns_sysctl "" maglev_table_size 2039 || fail "root: maglev_table_size 2039"
+expect_eq "root: size 2039 without an edit" "$(svc_field "$S" size)" 2039
 expect_eq "root: one more generation" "$(svc_field "$S" gen)" $((g0 + 1))
+expect_eq "root: key unchanged by the size write" "$(svc_field "$S" key)" "$FPA"
+printf 'SIZE 2039\nREBUILD\n' >>"$T/s.root"
+check_sim "root: size 2039" "$S" "$T/s.root"
+expect_eq "n1: size, key and gen untouched by root's size write" \
+	"$(state n1)" "$n1_before"
+expect_eq "n1: maglev_table_size still 1021" \
+	"$(ns_sysctl n1 maglev_table_size)" 1021
+
+# A key write in n1 changes n1's key only, and rebuilds nothing.
+root_before=$(state "")
+g1=$(svc_field "$S" gen n1)
+ns_sysctl n1 maglev_hash_key $ZERO_KEY || fail "n1: maglev_hash_key zero"
+expect_eq "n1: the zero key's fingerprint" "$(svc_field "$S" key n1)" "$FPZ"
+expect_eq "n1: the key write does not rebuild" "$(svc_field "$S" gen n1)" "$g1"
+expect_eq "n1: digest unchanged" "$(svc_field "$S" digest n1)" "$d1"
+expect_eq "root: size, key and gen untouched by n1's key write" \
+	"$(state "")" "$root_before"
+expect_eq "root: maglev_hash_key still KA" \
+	"$(ns_sysctl "" maglev_hash_key)" $KA
+
+# A size write in n1 rebuilds there, not in the root namespace.
+ns_sysctl n1 maglev_table_size 65537 || fail "n1: maglev_table_size 65537"
+expect_eq "n1: size 65537 without an edit" "$(svc_field "$S" size n1)" 65537
 expect_eq "n1: one more generation" "$(svc_field "$S" gen n1)" $((g1 + 1))
-printf 'SIZE 509\nREBUILD\n' >>"$T/s"
-check_sim "root: size 509" "$S" "$T/s"
-expect_eq "n1: same digest as root" "$(svc_field "$S" digest n1)" \
-	"$(svc_field "$S" digest)"
-echo 99 >$PARAMS/hash_seed
-for ns in root n1; do
-	n=$ns
-	[ $n = root ] && n=
-	expect_eq "$ns: seed 99 without an edit" "$(svc_field "$S" seed "$n")" 99
-	expect_eq "$ns: size stays 509" "$(svc_field "$S" size "$n")" 509
-done
-echo 0 >$PARAMS/hash_seed
-echo 65537 >$PARAMS/table_size
-expect_eq "n1: back to size 65537" "$(svc_field "$S" size n1)" 65537
-expect_eq "n1: back to seed 0" "$(svc_field "$S" seed n1)" 0
+printf 'SIZE 65537\nREBUILD\n' >>"$T/s.n1"
+{ cat "$T/s.n1"; echo DIGEST; } >"$T/sim.n1"
+expect_eq "n1: digest equals maglev-sim's for size 65537" \
+	"$(svc_field "$S" digest n1)" "$(sim "$T/sim.n1" | tail -n 1)"
+expect_eq "root: untouched by n1's size write" "$(state "")" "$root_before"
+# The module parameters are untouched by all of it.
+expect_eq "parameter table_size unchanged" "$(cat $PARAMS/table_size)" 65537
+expect_eq "parameter hash_key unchanged" "$(cat $PARAMS/hash_key)" $ZERO_KEY
+ns_sysctl "" maglev_hash_key $ZERO_KEY || fail "root: maglev_hash_key zero"
+ns_sysctl "" maglev_table_size 65537 || fail "root: maglev_table_size 65537"
 in_ns n1 ipvsadm -C
 ipvsadm -C
 
 # --- 2. a big build does not hold up ipvsadm ---------------------------------
 NB=${BIG_N:-500}
-echo 5000011 >$PARAMS/table_size
+echo 5000011 >$SYSCTL/maglev_table_size
 V=10.0.0.1
 {
 	echo "-A -t $V:80 -s maglev"
@@ -117,5 +159,5 @@ ipvsadm -C
 in_ns n1 ipvsadm -C
 ip netns del n1
 ip netns del n2
-echo 65537 >$PARAMS/table_size
+echo 65537 >$SYSCTL/maglev_table_size
 finish

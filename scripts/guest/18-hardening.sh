@@ -1,0 +1,271 @@
+#!/bin/sh
+# Guest test 18: hardening (not a stress test, so not in 13-16).
+# a. No window without a server: with maglev_holdoff_ms 10000 (the longest
+#    wait for a table), connections opened within a millisecond of
+#    "ipvsadm -a" returning (connprobe: one process, no interpreter start-up
+#    between) are never refused: (i) the first server of a service created
+#    empty, (ii) one server restored after every weight went to 0. The same
+#    with rr, for comparison; both counts are printed.
+# b. Clients cannot aim: 1000 source ports that maglev-sim says the zero
+#    key sends to one server all go there; under a random secret key the
+#    same flows spread over the servers by their slot shares (5 sigma).
+# c. The key is not readable without privilege: an unprivileged user can
+#    read neither the sysctl nor the parameter, nor write the key; a user
+#    namespace owning a new network namespace sees and sets only its own
+#    namespace's values; /proc/net/ip_vs_maglev shows only fingerprints.
+# d. Memory is charged: a service created from a child memory cgroup with
+#    table size 5000011 raises that cgroup's memory.current by at least the
+#    table's memory ("mem" in /proc), which goes again after the deletion.
+# e. Bounded concurrency: the workqueue's max_active is 4 (WQ_SYSFS).
+# guest-timeout: 300
+. "${0%/*}/lib.sh"
+
+CATCHUP_TIMEOUT=60
+V=$VIP4
+
+setup_net 3
+warm_up
+# Refusals are ICMP port unreachable from the director (ip_vs_leave); no
+# rate limit, so that every refused attempt is seen as refused.
+sysctl -qw net.ipv4.icmp_ratelimit=0
+sysctl -qw net.ipv4.icmp_msgs_per_sec=100000 2>/dev/null
+sysctl -qw net.ipv4.icmp_msgs_burst=100000 2>/dev/null
+for i in 1 2 3; do
+	ip netns exec "rs$i" tcpfleet server "rs$i" 80 &
+	SERVERS="${SERVERS:-} $!"
+done
+sleep 0.5
+
+# --- a. no window without a server ------------------------------------------------
+NPROBE=50
+
+# probe TEXT PORT SCHED CMD...: run CMD with connprobe, then NPROBE
+# connections from "cl" to $V:PORT at once; sets PROBE ("connected C
+# refused R other O connect_us U"). For maglev: all connected, none
+# refused; for other schedulers the figures are printed only.
+probe() {
+	_what=$1 _port=$2 _sched=$3
+	shift 3
+	PROBE=$(connprobe -n /run/netns/cl -t 3000 $NPROBE $V "$_port" -- "$@")
+	echo "RESULT: $_sched $_what: $PROBE"
+	# shellcheck disable=SC2086 # the words of connprobe's line
+	set -- $PROBE
+	if [ "$_sched" != maglev ]; then
+		info "$_sched $_what: $4 of $NPROBE refused, $6 other"
+	elif [ "$4" = 0 ] && [ "$2" = $NPROBE ]; then
+		pass "$_sched $_what: $NPROBE connections right after ipvsadm returned, none refused ($PROBE)"
+	else
+		fail "$_sched $_what: not every connection served right after ipvsadm returned ($PROBE)"
+	fi
+}
+
+ns_sysctl "" maglev_holdoff_ms 10000 || fail "maglev_holdoff_ms 10000 refused"
+for sched in maglev rr; do
+	P=80
+	[ $sched = rr ] && P=81
+	run ipvsadm -A -t $V:$P -s $sched
+	wait_caught_up
+	probe "(i) first server of an empty service" $P $sched \
+		ipvsadm -a -t $V:$P -r 10.1.1.1:80 -m -w 1
+	run ipvsadm -a -t $V:$P -r 10.1.2.1:80 -m -w 1
+	run ipvsadm -a -t $V:$P -r 10.1.3.1:80 -m -w 1
+	wait_caught_up
+	for i in 1 2 3; do
+		run ipvsadm -e -t $V:$P -r "10.1.$i.1:80" -m -w 0
+	done
+	wait_caught_up
+	[ $sched = maglev ] && expect_eq "maglev: the table has only weight-0 dests" \
+		"$(svc_dests "TCP $V:$P" | awk '$2 != 0' | wc -l)" 0
+	probe "(ii) one server restored after all weights 0" $P $sched \
+		ipvsadm -e -t $V:$P -r 10.1.2.1:80 -m -w 1
+done
+ns_sysctl "" maglev_holdoff_ms 50 || fail "maglev_holdoff_ms 50 refused"
+ipvsadm -C
+
+# --- b. clients cannot aim --------------------------------------------------------
+# Short UDP timeouts, so that the second round's flows are new connections.
+ipvsadm --set 0 0 1
+udp_service3 "$T/s3"
+S="UDP $V:80"
+caddr=$(client_addrs 4 1 100)
+NCAND=6000
+FIRST=20000
+awk -v a="$caddr" -v f=$FIRST -v n=$NCAND 'BEGIN {
+	for (p = f; p < f + n; p++) print a, p }' >"$T/cand"
+predict "$T/cand" "$T/s3" 1 >"$T/cand.zero"
+awk '$3 == "10.1.1.1:80"' "$T/cand.zero" | head -n 1000 >"$T/aim"
+naim=$(wc -l <"$T/aim")
+expect_eq "maglev-sim finds 1000 ports aimed at 10.1.1.1:80 under the zero key" \
+	"$naim" 1000
+
+# round TAG: send the NCAND candidate flows (the aimed ones among them),
+# then count the aimed flows' connections per dest into $T/aim.TAG.
+round() {
+	flows $V 80 $FIRST $NCAND "$caddr" >/dev/null
+	conns $V 80 >"$T/conns.$1"
+	awk 'NR == FNR { a[$1 " " $2] = 1; next }
+		($1 " " $2) in a { print }' "$T/aim" "$T/conns.$1" >"$T/aim.$1"
+	expect_eq "$1: every aimed flow got a connection" \
+		"$(wc -l <"$T/aim.$1")" "$naim"
+}
+# expire: wait until the UDP connections of the previous round are gone.
+expire() {
+	_n=100
+	while [ "$(conns $V 80 | wc -l)" -gt 0 ] && [ $_n -gt 0 ]; do
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	expect_eq "the previous round's connections expired" "$(conns $V 80 | wc -l)" 0
+}
+
+round zero
+onrs1=$(awk '$3 == "10.1.1.1:80"' "$T/aim.zero" | wc -l)
+expect_eq "zero key: the aimed flows all reach 10.1.1.1:80" "$onrs1" "$naim"
+
+expire
+K=$(random_key)
+ns_sysctl "" maglev_hash_key "$K" || fail "random key refused"
+expect_eq "the random key's fingerprint in /proc" "$(svc_field "$S" key)" \
+	"$(key_fp "$K")"
+round secret
+spread=$(awk '{ c[$3]++ } END { for (d in c) printf "%s=%d ", d, c[d] }' \
+	"$T/aim.secret")
+echo "RESULT: spread of the $naim aimed flows under a random key: $spread"
+check_shares "random key: the aimed flows" "$S" "$T/aim.secret"
+onrs1=$(awk '$3 == "10.1.1.1:80"' "$T/aim.secret" | wc -l)
+info "random key: $onrs1 of $naim aimed flows on 10.1.1.1:80"
+cp "$T/s3" "$T/s3k"
+echo "KEY $K" >>"$T/s3k"
+awk '{ print $1, $2 }' "$T/aim" >"$T/aim.flows"
+predict "$T/aim.flows" "$T/s3k" 1 >"$T/aim.pred"
+compare_choices "random key: the aimed flows" "$T/aim.flows" "$T/aim.pred" $V 80
+ipvsadm --set 0 0 300
+
+# --- c. the key is not readable without privilege ---------------------------------
+NOBODY=65534
+expect_eq "root reads the key" "$(cat $SYSCTL/maglev_hash_key)" "$K"
+if out=$(asuser $NOBODY cat $SYSCTL/maglev_hash_key 2>&1); then
+	fail "uid $NOBODY reads maglev_hash_key: $out"
+else
+	pass "uid $NOBODY cannot read maglev_hash_key"
+fi
+if out=$(asuser $NOBODY cat $PARAMS/hash_key 2>&1); then
+	fail "uid $NOBODY reads the parameter hash_key: $out"
+else
+	pass "uid $NOBODY cannot read the parameter hash_key"
+fi
+# shellcheck disable=SC2016 # expanded by the inner sh
+if asuser $NOBODY sh -c 'echo "$1" >"$2"' sh $ZERO_KEY \
+	$SYSCTL/maglev_hash_key 2>/dev/null; then
+	fail "uid $NOBODY writes maglev_hash_key"
+else
+	pass "uid $NOBODY cannot write maglev_hash_key"
+fi
+expect_eq "the key is unchanged" "$(cat $SYSCTL/maglev_hash_key)" "$K"
+# /proc shows the fingerprint only, to anybody.
+asuser $NOBODY cat $PROC >"$T/proc.nobody" 2>&1 ||
+	fail "uid $NOBODY cannot read $PROC"
+check "uid $NOBODY sees the service in $PROC" grep -q "^service $S " "$T/proc.nobody"
+if grep -qi "$K" "$T/proc.nobody" ||
+	grep -Eq '[0-9a-fA-F]{32}' "$T/proc.nobody"; then
+	fail "$PROC shows a key"
+else
+	pass "$PROC shows no 32-hex key, only the fingerprint $(svc_field "$S" key)"
+fi
+
+# A user namespace of uid NOBODY owning a new network namespace.
+K3=0f1e2d3c4b5a69788796a5b4c3d2e1f0
+# shellcheck disable=SC2016 # expanded by the inner sh
+if asuser -U $NOBODY sh -c '
+	s=/proc/sys/net/ipv4/vs
+	echo "size $(cat $s/maglev_table_size)"
+	echo "key $(cat $s/maglev_hash_key)"
+	echo "$1" >$s/maglev_hash_key && echo "wrote $(cat $s/maglev_hash_key)"
+	echo 251 >$s/maglev_table_size && echo "size now $(cat $s/maglev_table_size)"
+	echo "proc $(cat /proc/net/ip_vs_maglev | wc -l)"
+	if nsenter -t 1 -n cat $s/maglev_hash_key 2>/dev/null; then
+		echo "entered the host namespace"
+	fi
+' sh $K3 >"$T/userns" 2>&1; then
+	pass "an unprivileged user namespace with its own network namespace ran"
+else
+	fail "an unprivileged user namespace with its own network namespace: $(cat "$T/userns")"
+fi
+sed 's/^/#   /' "$T/userns"
+expect_eq "userns: its namespace's size is the default" \
+	"$(sed -n 's/^size //p' "$T/userns")" "$(cat $PARAMS/table_size)"
+expect_eq "userns: its namespace's key is the default" \
+	"$(sed -n 's/^key //p' "$T/userns")" "$(cat $PARAMS/hash_key)"
+expect_eq "userns: it sets its own namespace's key" \
+	"$(sed -n 's/^wrote //p' "$T/userns")" $K3
+expect_eq "userns: and its own table size" \
+	"$(sed -n 's/^size now //p' "$T/userns")" 251
+expect_eq "userns: its /proc/net/ip_vs_maglev is empty" \
+	"$(sed -n 's/^proc //p' "$T/userns")" 0
+if grep -q "entered the host namespace\|$K" "$T/userns"; then
+	fail "userns: reached the host namespace's key"
+else
+	pass "userns: cannot reach the host namespace's key"
+fi
+expect_eq "the host's key is unchanged" "$(cat $SYSCTL/maglev_hash_key)" "$K"
+expect_eq "the host's table size is unchanged" \
+	"$(cat $SYSCTL/maglev_table_size)" 65537
+ns_sysctl "" maglev_hash_key $ZERO_KEY || fail "zero key refused"
+ipvsadm -C
+
+# --- d. memory charged to the creator's cgroup --------------------------------------
+CG=/sys/fs/cgroup
+if ! grep -q ' cgroup2 ' /proc/mounts; then
+	mkdir -p $CG
+	mount -t cgroup2 none $CG || fail "mount cgroup2"
+fi
+echo +memory >$CG/cgroup.subtree_control || fail "enable the memory controller"
+mkdir -p $CG/maglev
+ns_sysctl "" maglev_table_size 5000011 || fail "maglev_table_size 5000011"
+before=$(cat $CG/maglev/memory.current)
+B="TCP 10.0.0.2:80"
+# shellcheck disable=SC2016 # expanded by the inner sh
+sh -c 'echo $$ >"$1/cgroup.procs" || exit 1
+	ipvsadm -A -t 10.0.0.2:80 -s maglev &&
+	ipvsadm -a -t 10.0.0.2:80 -r 10.1.1.1:80 -m &&
+	ipvsadm -a -t 10.0.0.2:80 -r 10.1.2.1:80 -m &&
+	ipvsadm -a -t 10.0.0.2:80 -r 10.1.3.1:80 -m' sh $CG/maglev ||
+	fail "ipvsadm in the child cgroup"
+wait_caught_up
+mem=$(svc_field "$B" mem)
+after=$(cat $CG/maglev/memory.current)
+grow=$((after - before))
+echo "RESULT: memory.current of the creator's cgroup: $before -> $after (+$grow bytes), table mem $mem"
+if [ -n "$mem" ] && [ "$mem" -ge 5000011 ] && [ "$grow" -ge "$mem" ]; then
+	pass "the table ($mem bytes) is charged to the creator's cgroup (+$grow)"
+else
+	fail "the table ($mem bytes) is not charged to the creator's cgroup (+$grow)"
+fi
+run ipvsadm -D -t 10.0.0.2:80
+n=50
+while [ $n -gt 0 ] && [ "$(cat $CG/maglev/memory.current)" -gt $((before + ${mem:-0} / 10)) ]; do
+	sleep 0.2
+	n=$((n - 1))
+done
+gone=$(cat $CG/maglev/memory.current)
+echo "RESULT: memory.current after the deletion: $gone"
+if [ "$gone" -le $((before + ${mem:-0} / 10)) ]; then
+	pass "the charge goes with the service ($after -> $gone)"
+else
+	fail "the charge stays after the deletion ($after -> $gone)"
+fi
+ns_sysctl "" maglev_table_size 65537 || fail "maglev_table_size 65537"
+
+# --- e. bounded build concurrency ---------------------------------------------------
+WQ=/sys/bus/workqueue/devices
+if [ -d $WQ ]; then
+	expect_eq "workqueue ip_vs_maglev: max_active" \
+		"$(cat $WQ/ip_vs_maglev/max_active 2>/dev/null)" 4
+else
+	info "no $WQ (CONFIG_SYSFS or workqueue sysfs missing): max_active not checked"
+fi
+
+# shellcheck disable=SC2086
+kill $SERVERS 2>/dev/null
+cleanup_net
+finish

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (userns) {
+		/*
+		 * The ID change made the process non-dumpable: its /proc files
+		 * would stay root's, and it could not write its own maps.
+		 */
+		if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)) {
+			perror("asuser: PR_SET_DUMPABLE");
+			return 1;
+		}
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNET)) {
 			perror("asuser: unshare(CLONE_NEWUSER | CLONE_NEWNET)");
 			return 1;

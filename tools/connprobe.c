@@ -13,10 +13,11 @@
  * started in between.  Waits up to MS milliseconds (default 3000) for the
  * connections and prints one line
  *
- *	connected C refused R other O connect_us U
+ *	connected C refused R other O first_us F last_us L
  *
- * (O: timed out or any other error; U: microseconds from CMD's exit to the
- * last connect() call).  Exit status 0 if CMD succeeded, 1 otherwise.
+ * (O: timed out or any other error; F and L: microseconds from CMD's exit
+ * to the return of the first and of the last connect() call).  Exit
+ * status 0 if CMD succeeded, 1 otherwise.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
 	const char *nspath = NULL;
 	union sockaddr_any dst;
 	struct pollfd *pfd;
-	long long t0, t1, deadline;
+	long long t0, tf = 0, t1, deadline;
 	socklen_t len;
 	int *fds;
 
@@ -193,6 +194,8 @@ int main(int argc, char **argv)
 		} else {
 			other++;
 		}
+		if (i == 0)
+			tf = now_us();
 	}
 	t1 = now_us();
 
@@ -229,8 +232,8 @@ int main(int argc, char **argv)
 		}
 	}
 	other += left;
-	printf("connected %d refused %d other %d connect_us %lld\n",
-	       connected, refused, other, t1 - t0);
+	printf("connected %d refused %d other %d first_us %lld last_us %lld\n",
+	       connected, refused, other, tf - t0, t1 - t0);
 	for (i = 0; i < nr; i++)
 		close(fds[i]);
 	return 0;

@@ -222,6 +222,8 @@ expect_eq "n2's service: size 1021" "$(svc_field "TCP $V:80" size n2)" 1021
 expect_eq "n2's service: K2's fingerprint" "$(svc_field "TCP $V:80" key n2)" \
 	"$(key_fp $K2)"
 run ipvsadm -C
-ip netns del n1
-ip netns del n2
+for n in n1 n2; do
+	in_ns $n ipvsadm -C
+	ip netns del $n
+done
 finish

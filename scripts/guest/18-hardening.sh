@@ -41,7 +41,7 @@ NPROBE=50
 
 # probe TEXT PORT SCHED CMD...: run CMD with connprobe, then NPROBE
 # connections from "cl" to $V:PORT at once; sets PROBE ("connected C
-# refused R other O connect_us U"). For maglev: all connected, none
+# refused R other O first_us F last_us L"). For maglev: all connected, none
 # refused; for other schedulers the figures are printed only.
 probe() {
 	_what=$1 _port=$2 _sched=$3
@@ -61,8 +61,9 @@ probe() {
 
 ns_sysctl "" maglev_holdoff_ms 10000 || fail "maglev_holdoff_ms 10000 refused"
 for sched in maglev rr; do
-	P=80
-	[ $sched = rr ] && P=81
+	# Not port 80: part b counts the UDP connections to $V:80.
+	P=8080
+	[ $sched = rr ] && P=8081
 	run ipvsadm -A -t $V:$P -s $sched
 	wait_caught_up
 	probe "(i) first server of an empty service" $P $sched \
@@ -83,12 +84,13 @@ ns_sysctl "" maglev_holdoff_ms 50 || fail "maglev_holdoff_ms 50 refused"
 ipvsadm -C
 
 # --- b. clients cannot aim --------------------------------------------------------
-# Short UDP timeouts, so that the second round's flows are new connections.
-ipvsadm --set 0 0 1
+# Short UDP timeouts (longer than sending a round takes under TCG), so that
+# the second round's flows are new connections.
+ipvsadm --set 0 0 20
 udp_service3 "$T/s3"
 S="UDP $V:80"
 caddr=$(client_addrs 4 1 100)
-NCAND=6000
+NCAND=4000
 FIRST=20000
 awk -v a="$caddr" -v f=$FIRST -v n=$NCAND 'BEGIN {
 	for (p = f; p < f + n; p++) print a, p }' >"$T/cand"
@@ -110,9 +112,9 @@ round() {
 }
 # expire: wait until the UDP connections of the previous round are gone.
 expire() {
-	_n=100
+	_n=60
 	while [ "$(conns $V 80 | wc -l)" -gt 0 ] && [ $_n -gt 0 ]; do
-		sleep 0.2
+		sleep 1
 		_n=$((_n - 1))
 	done
 	expect_eq "the previous round's connections expired" "$(conns $V 80 | wc -l)" 0

@@ -204,7 +204,7 @@ else
 fi
 sed 's/^/#   /' "$T/userns"
 expect_eq "userns: its namespace's size is the default" \
-	"$(sed -n 's/^size //p' "$T/userns")" "$(cat $PARAMS/table_size)"
+	"$(sed -n 's/^size \([0-9]*\)$/\1/p' "$T/userns")" "$(cat $PARAMS/table_size)"
 expect_eq "userns: its namespace's key is the default" \
 	"$(sed -n 's/^key //p' "$T/userns")" "$(cat $PARAMS/hash_key)"
 expect_eq "userns: it sets its own namespace's key" \

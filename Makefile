@@ -135,7 +135,7 @@ stress:
 
 help:
 	@echo 'Targets:'
-	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
+	@echo '  make [all|modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
 	@echo '  make MH_COMPAT=1 ...  the same as ip_vs_mh.ko, scheduler name "mh"'
 	@echo '  make install    install into /lib/modules/<version>/extra (MH_COMPAT=1:'
 	@echo '                  updates/, ahead of the in-tree ip_vs_mh) and run depmod'
@@ -152,3 +152,4 @@ help:
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
 	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
 	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'
+	@echo '  make help       this list'

@@ -6,7 +6,9 @@
 # Steps (each ends with its own "N passed, N failed" line):
 #   host     tests/run.sh                host unit tests
 #   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers, i386
-#   static   scripts/static-check.sh     checkpatch --strict, sparse
+#   static   scripts/static-check.sh     scripts/doc-check.sh (links, make
+#                                        targets, paths in README.md and
+#                                        docs/), checkpatch --strict, sparse
 #   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
 #   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
@@ -20,6 +22,7 @@
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
+# docs/testing.md says what each step proves.
 set -eu
 . "$(dirname "$0")/lib.sh"
 

@@ -1,10 +1,15 @@
 #!/bin/bash
-# static-check.sh: checkpatch.pl --strict on every module source file and
-# sparse (C=2) on the module and the KUnit module, using the unpacked test
-# kernel tree. Each file's checkpatch and each sparse run is one check.
+# static-check.sh: the documentation checks of doc-check.sh, then
+# checkpatch.pl --strict on every module source file and sparse (C=2) on
+# the module and the KUnit module, using the unpacked test kernel tree.
+# Each file's checkpatch and each sparse run is one check.
 # Logs: build/check/static/.
 set -eu
 . "$(dirname "$0")/lib.sh"
+
+# First, as it needs no kernel: links, make targets and paths in the docs.
+tally < <("$TOP/scripts/doc-check.sh" 2>&1 |
+	sed '/^[0-9]* passed, [0-9]* failed$/d')
 
 need_pkgs "${BUILD_PKGS[@]}" sparse
 kdir=$("$TOP/scripts/build-kernel.sh")

@@ -90,5 +90,36 @@ echo "== make compare (reduced)"
 tests/compare.sh | tee "$log" || true
 count "$log" "make compare"
 
+echo "== doc checker self-test (scripts/doc-check.sh on a small tree)"
+# A tree whose docs are right passes; the same with a dead link fails.
+dt=$(mktemp -d)
+mkdir -p "$dt/docs" "$dt/scripts"
+printf '.PHONY: all help\nall:\nhelp:\n\t@echo "  make [all]  build"\n\t@echo "  make help   this list"\n' >"$dt/Makefile"
+# shellcheck disable=SC2016 # backticks are Markdown
+printf '# T\n\n## Part one\n\nSee [one](docs/one.md#more), `make all`, `scripts/x.sh`.\n' >"$dt/README.md"
+printf '# One\n\n## More\n\nBack to [the top](../README.md#part-one).\n' >"$dt/docs/one.md"
+: >"$dt/scripts/x.sh"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "PASS: doc-check passes a right tree"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a right tree:"
+	grep '^FAIL' "$log"
+	fail=$((fail + 1))
+fi
+sed -i 's|docs/one.md#more|docs/two.md|' "$dt/README.md"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "FAIL: doc-check passes a dead link"
+	fail=$((fail + 1))
+elif grep -q '^FAIL: docs: README.md:5: link docs/two.md: no such file' "$log"; then
+	echo "PASS: doc-check fails on a dead link"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a dead link without naming it:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+rm -rf "$dt"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

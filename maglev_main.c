@@ -592,8 +592,8 @@ static struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 		spin_unlock(&ms->lock);
 		if (lut)
 			maglev_lut_free(lut);
-		/* Room for a few more, should some arrive meanwhile. */
-		room = n + 8;
+		/* Destinations added meanwhile make it try again. */
+		room = n;
 		lut = maglev_lut_alloc(room);
 		if (!lut) {
 			*err = -ENOMEM;

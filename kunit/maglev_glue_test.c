@@ -263,7 +263,7 @@ static const struct delay_case delay_cases[] = {
 	/* Idle for more than LONG_MAX jiffies: time_before() says "future". */
 	{ "recorded LONG_MAX + 1 ago", (unsigned long)LONG_MAX + 1001, 1000,
 	  DELAY_MAX },
-	{ "recorded ULONG_MAX - 9 ago", ULONG_MAX - 9 + 1000, 1000,
+	{ "recorded LONG_MAX + 10 ago", (unsigned long)LONG_MAX + 1010, 1000,
 	  DELAY_MAX },
 };
 

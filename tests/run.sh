@@ -46,6 +46,20 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== SipHash-2-4 and key helpers (reference vectors; ASan, UBSan)"
+if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -Iinclude -Itests \
+	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
+	maglev_table.c; then
+	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: siphash test: /p' "$log"
+	count "$log" "siphash tests"
+else
+	echo "FAIL: siphash tests do not build"
+	fail=$((fail + 1))
+fi
+
 echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \

@@ -61,8 +61,8 @@ tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c maglev_table.c $(filter %.c,$(RING_SRC))
+$(BUILD)/maglev-sim: tools/maglev-sim.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC))
 
 $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c

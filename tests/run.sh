@@ -37,7 +37,7 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
-	maglev_table.c; then
+	maglev_table.c tools/siphash.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: host unit test: /p' "$log"
 	count "$log" "host unit tests"

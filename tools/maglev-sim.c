@@ -237,7 +237,7 @@ static int parse_key(struct sim *s, const char *str, siphash_key_t *key)
 	for (i = 0; i < len; i++) {
 		d = hex_digit(str[i]);
 		if (d < 0)
-			return sim_fail(s, "bad key: character %zu is not a hex digit (want 32 hex digits)",
+			return sim_fail(s, "bad key: character %zu is not a hex digit",
 					i + 1);
 		b[i / 2] |= (u8)(i % 2 ? d : d << 4);
 	}

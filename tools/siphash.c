@@ -17,18 +17,19 @@ static inline u64 sip_rotl(u64 x, unsigned int b)
 }
 
 /* One SipRound: add, rotate, xor on the four state words. */
-#define SIPROUND(v0, v1, v2, v3) do {		\
-	v0 += v1;				\
-	v2 += v3;				\
-	v1 = sip_rotl(v1, 13) ^ v0;		\
-	v3 = sip_rotl(v3, 16) ^ v2;		\
-	v0 = sip_rotl(v0, 32);			\
-	v2 += v1;				\
-	v0 += v3;				\
-	v1 = sip_rotl(v1, 17) ^ v2;		\
-	v3 = sip_rotl(v3, 21) ^ v0;		\
-	v2 = sip_rotl(v2, 32);			\
-} while (0)
+static inline void sip_round(u64 *v0, u64 *v1, u64 *v2, u64 *v3)
+{
+	*v0 += *v1;
+	*v2 += *v3;
+	*v1 = sip_rotl(*v1, 13) ^ *v0;
+	*v3 = sip_rotl(*v3, 16) ^ *v2;
+	*v0 = sip_rotl(*v0, 32);
+	*v2 += *v1;
+	*v0 += *v3;
+	*v1 = sip_rotl(*v1, 17) ^ *v2;
+	*v3 = sip_rotl(*v3, 21) ^ *v0;
+	*v2 = sip_rotl(*v2, 32);
+}
 
 u64 siphash(const void *data, size_t len, const siphash_key_t *key)
 {
@@ -45,8 +46,8 @@ u64 siphash(const void *data, size_t len, const siphash_key_t *key)
 	for (; p != end; p += 8) {
 		m = maglev_le64(p);
 		v3 ^= m;
-		SIPROUND(v0, v1, v2, v3);
-		SIPROUND(v0, v1, v2, v3);
+		sip_round(&v0, &v1, &v2, &v3);
+		sip_round(&v0, &v1, &v2, &v3);
 		v0 ^= m;
 	}
 
@@ -62,14 +63,14 @@ u64 siphash(const void *data, size_t len, const siphash_key_t *key)
 	if (left & 1)
 		b |= (u64)p[at] << (8 * at);
 	v3 ^= b;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
+	sip_round(&v0, &v1, &v2, &v3);
+	sip_round(&v0, &v1, &v2, &v3);
 	v0 ^= b;
 
 	v2 ^= 0xff;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
+	sip_round(&v0, &v1, &v2, &v3);
+	sip_round(&v0, &v1, &v2, &v3);
+	sip_round(&v0, &v1, &v2, &v3);
+	sip_round(&v0, &v1, &v2, &v3);
 	return v0 ^ v1 ^ v2 ^ v3;
 }

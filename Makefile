@@ -61,8 +61,8 @@ tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c maglev_table.c $(filter %.c,$(RING_SRC))
+$(BUILD)/maglev-sim: tools/maglev-sim.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC))
 
 $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c
@@ -79,22 +79,24 @@ BENCH_KFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests \
 ifeq ($(shell uname -m),x86_64)
 BENCH_KFLAGS	+= -mno-sse -mno-sse2 -mno-mmx -mno-avx -mno-red-zone
 endif
-BENCH_KSRC	:= maglev_table.c tools/mh_port.c tests/maglev_ref.c
+BENCH_KSRC	:= maglev_table.c tools/mh_port.c tests/maglev_ref.c tools/siphash.c
 
 $(BUILD)/bench-host: tools/bench-host.c $(BENCH_KSRC) tools/mh_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_table.o maglev_table.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/mh_port.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c
+	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-siphash.o tools/siphash.c
 	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -Itools \
 		-o $@ tools/bench-host.c $(BUILD)/bench-maglev_table.o \
-		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o
+		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o \
+		$(BUILD)/bench-siphash.o
 
 bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
 # Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
-$(BUILD)/maglev-compare: tools/compare.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/compare.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
+$(BUILD)/maglev-compare: tools/compare.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/compare.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
 
 compare:
 	scripts/compare.sh

@@ -37,12 +37,26 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
-	maglev_table.c; then
+	maglev_table.c tools/siphash.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: host unit test: /p' "$log"
 	count "$log" "host unit tests"
 else
 	echo "FAIL: host unit tests do not build"
+	fail=$((fail + 1))
+fi
+
+echo "== SipHash-2-4 and key helpers (reference vectors; ASan, UBSan)"
+if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -Iinclude -Itests \
+	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
+	maglev_table.c; then
+	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: siphash test: /p' "$log"
+	count "$log" "siphash tests"
+else
+	echo "FAIL: siphash tests do not build"
 	fail=$((fail + 1))
 fi
 

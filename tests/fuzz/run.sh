@@ -39,10 +39,10 @@ FLAGS=(-g -O1 -std=gnu11 -Wall -Wextra -Iinclude -Itests
 build() {
 	case $1 in
 	fuzz_build) "$CLANG" "${FLAGS[@]}" -o "$out/$1" tests/fuzz/fuzz_build.c \
-		tests/maglev_ref.c maglev_table.c ;;
+		tests/maglev_ref.c maglev_table.c tools/siphash.c ;;
 	fuzz_sim) "$CLANG" "${FLAGS[@]}" -Dmain=maglev_sim_main -o "$out/$1" \
 		tests/fuzz/fuzz_sim.c tools/maglev-sim.c maglev_table.c \
-		ring_hash.c tools/ring_set.c ;;
+		tools/siphash.c ring_hash.c tools/ring_set.c ;;
 	*) return 1 ;;
 	esac
 }

@@ -95,13 +95,15 @@ mkdir -p "$cache"
 	t=$(now)
 	args=(--variant="$VARIANT" --include="$INCLUDE")
 	for o in "${DPKGOPTS[@]}"; do args+=(--dpkgopt="$o"); done
-	nice -n 10 mmdebstrap "${args[@]}" "$SUITE" "$tarball.tmp" "$SOURCES" \
+	# mmdebstrap takes the format from the name: keep .tar.zst last.
+	tmp=${tarball%.tar.zst}.tmp.tar.zst
+	nice -n 10 mmdebstrap "${args[@]}" "$SUITE" "$tmp" "$SOURCES" \
 		>"$w/mmdebstrap.log" 2>&1 || {
 		tail -n 20 "$w/mmdebstrap.log"
-		rm -f "$tarball.tmp"
+		rm -rf "$tmp"
 		exit 1
 	}
-	mv -f "$tarball.tmp" "$tarball"
+	mv -f "$tmp" "$tarball"
 	echo "$(( $(now) - t ))" >"$tarball.seconds"
 ) 9>"$tarball.lock" || die "mmdebstrap failed (log: $w/mmdebstrap.log)"
 echo "time: root build $(cat "$tarball.seconds" 2>/dev/null || echo '?') s" \

@@ -34,11 +34,13 @@ DPKGOPTS=(path-exclude=/usr/share/doc/* path-exclude=/usr/share/man/*
 # below): the bind mounts, "make demo" and the module build in the chroot.
 # Writes WORKDIR/demo.rc, WORKDIR/module.rc and their logs.
 inside() {
-	local root=$1 w=$2 m kdir rc
-	# Unmount even on failure. The namespace's mounts also vanish with
-	# its last process, so none can outlive this function on the host.
+	local root=$1 w=$2 kdir rc
+	# Unmount even on failure (the trap runs after this function has
+	# returned, hence a global). The namespace's mounts also vanish with
+	# its last process, so none can outlive this run on the host.
+	IN_ROOT=$root
 	trap 'for m in var/cache/apt/archives dev sys proc; do
-		umount -R "$root/$m" 2>/dev/null || true; done' EXIT
+		umount -R "$IN_ROOT/$m" 2>/dev/null || true; done' EXIT
 	mount --rbind /proc "$root/proc"
 	mount --rbind /sys "$root/sys"
 	mount --rbind /dev "$root/dev"

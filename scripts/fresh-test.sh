@@ -79,7 +79,7 @@ fi
 
 need_pkgs mmdebstrap git zstd util-linux
 w=$(work_dir fresh)
-rm -f "$w"/*.log "$w"/*.rc "$w"/*.end "$w"/kdir
+rm -f "$w"/*.log "$w"/*.rc "$w"/*.end "$w"/kdir "$w"/root-built
 boot_before=$(boot_state)
 now() { date +%s; }
 
@@ -107,9 +107,21 @@ mkdir -p "$cache"
 	}
 	mv -f "$tmp" "$tarball"
 	echo "$(( $(now) - t ))" >"$tarball.seconds"
+	touch "$w/root-built"
 ) 9>"$tarball.lock" || die "mmdebstrap failed (log: $w/mmdebstrap.log)"
+built=cached
+[ -f "$w/root-built" ] && built="built by this run"
 echo "time: root build $(cat "$tarball.seconds" 2>/dev/null || echo '?') s" \
-	"(cached: ${tarball##*/}, $(du -m "$tarball" | cut -f1) MB)"
+	"($built: ${tarball##*/}, $(du -m "$tarball" | cut -f1) MB)"
+
+# A failed run keeps its root for a look; the next run of this worktree
+# deletes it (other worktrees' runs are theirs).
+last=$(cat "$w/last-run" 2>/dev/null || true)
+if [ -n "$last" ] && [ -d "$last" ] &&
+   ! grep -qF " $last/" /proc/self/mountinfo; then
+	rm -rf "$last"
+fi
+rm -f "$w/last-run"
 
 # A fresh copy for every run; several worktrees may run at once.
 run=$(mktemp -d "$cache/fresh-run.XXXXXX")
@@ -125,6 +137,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+echo "$run" >"$w/last-run"
 t=$(now)
 mkdir "$root"
 tar -C "$root" --zstd -xpf "$tarball" --numeric-owner

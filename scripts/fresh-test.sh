@@ -134,6 +134,7 @@ cleanup() {
 	fi
 	if [ "${keep:-1}" = 0 ] && ! grep -qF " $run/" /proc/self/mountinfo; then
 		rm -rf "$run"
+		rm -f "$w/last-run"
 	fi
 }
 trap cleanup EXIT

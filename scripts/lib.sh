@@ -430,6 +430,17 @@ stock_modules() {
 	done <<<"$deps"
 }
 
+# boot_state: installed linux-image packages and what /boot and the /vmlinuz
+# and /initrd.img links hold, to compare before and after a run
+# (check.sh, fresh-test.sh).
+boot_state() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
+		'linux-image-*' 2>/dev/null | awk '$1 == "ii" { print $2, $3 }'
+	find /boot -printf '%p %s %T@ %l\n' 2>/dev/null | LC_ALL=C sort
+	find / -maxdepth 1 \( -name 'vmlinuz*' -o -name 'initrd.img*' \) \
+		-printf '%p %l\n' 2>/dev/null | LC_ALL=C sort
+}
+
 # Results: every check prints "PASS: <what>" or "FAIL: <what>" and the
 # script ends with summary, which prints "N passed, N failed".
 PASSED=0

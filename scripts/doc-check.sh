@@ -118,6 +118,8 @@ def make_targets_in(s):
     command (after a prompt and VAR=value words), not "apt-get install
     make". Commands with -C run another tree's Makefile."""
     for cmd in re.split(r'[;&|()]+', s):
+        # A placeholder such as <stock 6.12 headers> is one word.
+        cmd = re.sub(r'<[^<>]*>', 'PLACEHOLDER', cmd)
         words = re.findall(r'(?:[^\s"\']|"[^"]*"|\'[^\']*\')+', cmd)
         while words and (words[0] in ('$', '#', 'sudo') or
                          re.match(r'^\w+=', words[0])):

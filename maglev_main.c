@@ -54,7 +54,9 @@
  *
  * Per namespace: the client hash key, the table size and the hold-off are
  * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
- * parameters are the values a new namespace starts with.  The key is
+ * parameters are the values a new namespace starts with (a namespace owned
+ * by another user namespace starts with the public all-zero key, so that
+ * hash_key never reaches a container).  The key is
  * published with one pointer swap and used by the next lookup; tables do
  * not depend on it.  A table size write queues a rebuild of the
  * namespace's services.
@@ -152,6 +154,8 @@ static bool maglev_dest_available(const struct ip_vs_dest *dest)
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
 static unsigned int maglev_holdoff_ms = MAGLEV_HOLDOFF_DEFAULT;
 static u8 maglev_hash_key[MAGLEV_KEY_BYTES];
+/* The documented default key: public, all zero. */
+static const u8 maglev_public_key[MAGLEV_KEY_BYTES];
 
 static unsigned int maglev_net_id __read_mostly;
 static struct workqueue_struct *maglev_wq;
@@ -1309,11 +1313,16 @@ static int __net_init maglev_net_init(struct net *net)
 	INIT_LIST_HEAD(&mn->services);
 	mutex_init(&mn->cfg_lock);
 	mn->net = net;
-	/* The module parameters are the defaults of a new namespace. */
+	/*
+	 * The module parameters are the defaults of a new namespace, but for
+	 * the key of one owned by another user namespace: whoever owns that
+	 * one reads its key, so it starts with the public default.
+	 */
 	kernel_param_lock(THIS_MODULE);
 	mn->table_size = maglev_table_size;
 	mn->holdoff_ms = maglev_holdoff_ms;
-	ret = maglev_set_key(mn, maglev_hash_key);
+	ret = maglev_set_key(mn, net->user_ns == &init_user_ns ?
+			     maglev_hash_key : maglev_public_key);
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
 		return ret;

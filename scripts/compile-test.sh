@@ -1,7 +1,8 @@
 #!/bin/bash
 # compile-test.sh: build ip_vs_maglev.ko with W=1 against Debian's stock
-# 6.1 and 6.12 cloud headers, and it and the KUnit module against the test
-# kernel (the stock kernels lack CONFIG_KUNIT) and against a 32-bit x86
+# 6.1 and 6.12 cloud headers, and it with and without its KUnit suites
+# (MAGLEV_KUNIT=1) against the test kernel (the stock kernels lack
+# CONFIG_KUNIT) and against a 32-bit x86
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol, and against the 6.1 headers rewritten to the
@@ -24,15 +25,17 @@ compile() {
 		return
 	fi
 	: >"$log"
-	for m in "$src" "$src/kunit"; do
-		[ -f "$m/Kbuild" ] || continue
-		# The KUnit module needs a kernel with CONFIG_KUNIT.
-		[ "$m" = "$src/kunit" ] &&
+	for kunit in '' MAGLEV_KUNIT=1; do
+		# The KUnit suites need a kernel with CONFIG_KUNIT.
+		[ -n "$kunit" ] &&
 			! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf" &&
 			continue
-		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$m" W=1 modules \
-			>>"$log" 2>&1; then
-			fail "compile $name: build failed in ${m#"$src"/} (see $log)"
+		make -C "$kdir" ${arch:+ARCH=$arch} M="$src" clean >/dev/null 2>&1 ||
+			true
+		# shellcheck disable=SC2086 # kunit is one word or none
+		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$src" W=1 $kunit \
+			modules >>"$log" 2>&1; then
+			fail "compile $name: build failed${kunit:+ with $kunit} (see $log)"
 			grep -iE 'error|warning' "$log" | head -n 20
 			return
 		fi

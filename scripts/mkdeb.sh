@@ -94,7 +94,7 @@ EOF
 chmod +x "$d/rules"
 
 # The DKMS sources: the module's files, as "make" builds them.
-files=(Kbuild Makefile include maglev_main.c maglev_table.c maglev_excl.c)
+files=(Kbuild Makefile include maglev_main.c maglev_build.c maglev_proc.c maglev_table.c maglev_excl.c)
 for f in "${files[@]}"; do
 	echo "$f usr/src/ip_vs_maglev-$ver/"
 done >"$d/ip-vs-maglev-dkms.install"

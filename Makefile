@@ -56,7 +56,7 @@ clean:
 RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/maglev-fleet
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -69,6 +69,11 @@ $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 
 $(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
+
+# Fleet consistency check and Prometheus export of /proc/net/ip_vs_maglev
+# (docs/fleet.md); it parses text only, so it links no table code.
+$(BUILD)/maglev-fleet: tools/maglev-fleet.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-fleet.c
 
 # The benchmark compiles maglev_table.c, the ip_vs_mh port it compares
 # with and the reference fill with the kernel's code-generation limits

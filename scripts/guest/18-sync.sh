@@ -8,9 +8,14 @@
 # As in test 12: direct routing, sloppy_tcp=1, port hashing (flag-2), the
 # router hashes the 5-tuple over the LBs. Each phase opens FLEET_CONNS
 # long-lived TCP connections to its own port, makes three backend changes
-# on every LB in turn (add rs5, remove rs2, re-weight rs3 to 2; a round of
-# traffic after each), then kills lb3 (both its links go down, the router
-# drops its nexthop) and sends more traffic on every connection.
+# on every LB in turn (add rs5, take rs2 out by setting its weight to 0,
+# re-weight rs3 to 2; a round of traffic after each), then kills lb3 (both
+# its links go down, the router drops its nexthop) and sends more traffic
+# on every connection. rs2 is drained, not deleted: "ipvsadm -d" makes
+# IPVS drop the packets of the deleted server's established connections
+# on that LB (expire_nodest_conn=0; with 1 it reschedules them), sync or
+# not, so a server leaves by weight 0 first and is deleted once its
+# connections have ended.
 #
 #   phase A, port 84: no sync. The connections that break must be exactly
 #     those that changed LB and whose key maglev-sim gives to another
@@ -120,13 +125,17 @@ for lb in $LBS; do wait_caught_up "$lb" 20; done
 # "key" instead of "seed" needs maglev-sim's matching command here).
 SIZE=$(svc_field "TCP $VIP:84" size lb1)
 SEED=$(svc_field "TCP $VIP:84" seed lb1)
+# simcmds PORT STAGE: maglev-sim commands for the backends of PORT before
+# the changes (old) or after them (new), in the order they were made.
 simcmds() {
 	echo "SIZE $SIZE"
 	[ -z "$SEED" ] || echo "SEED $SEED"
-	for _b in $2; do echo "ADD_NODE 10.2.0.${_b%/*}:$1 ${_b#*/}"; done
+	for _i in 1 2 3 4; do echo "ADD_NODE 10.2.0.$_i:$1 1"; done
+	[ "$2" = old ] && return
+	echo "ADD_NODE 10.2.0.5:$1 1"
+	echo "WEIGHT 10.2.0.2:$1 0"
+	echo "WEIGHT 10.2.0.3:$1 2"
 }
-SET_OLD="1/1 2/1 3/1 4/1"
-SET_NEW="1/1 3/2 4/1 5/1"
 
 fleet_capture setup "$LBS"
 fleet_check "sync fleet set up" 0 setup "$LBS" '^OK'
@@ -150,7 +159,9 @@ ecmp() {
 	awk -v p="$1" '$1 == p { print $2 }' "$2" >"$T/ecmp.ports"
 	awk -v p="$1" -v vip=$VIP -v cl=$CL '{
 		print "route get " vip " from " cl " iif up0 ipproto tcp sport " $1 " dport " p
-	}' "$T/ecmp.ports" | ip -n rt -force -batch - 2>&1 | awk -v vip=$VIP '
+	}' "$T/ecmp.ports" | ip -n rt -force -batch - >"$T/ecmp.raw" 2>&1
+	[ -n "${ECMP_SHOWN:-}" ] || { info "ip route get: $(head -n 3 "$T/ecmp.raw" | tr '\n' '|')"; ECMP_SHOWN=1; }
+	awk -v vip=$VIP '
 		$1 == vip {
 			lb = "?"
 			for (i = 2; i < NF; i++)
@@ -159,7 +170,9 @@ ecmp() {
 					lb = "lb" substr(a[n], 2)
 				}
 			print lb
-		}' >"$T/ecmp.lb"
+		}' "$T/ecmp.raw" >"$T/ecmp.lb"
+	_unk=$(grep -c '?' "$T/ecmp.lb")
+	[ "$_unk" -eq 0 ] || fail "ip route get: $_unk connections without a nexthop"
 	awk 'NR == FNR { lb[FNR] = $1; next } { print $1, lb[FNR] }' \
 		"$T/ecmp.lb" "$T/ecmp.ports"
 }
@@ -173,8 +186,8 @@ lb_conns() {
 	done
 }
 
-# owners PORT LIST SET: "LPORT rsI" per connection, maglev-sim's owner of
-# its key with the backends SET ("I/WEIGHT ...").
+# owners PORT LIST STAGE: "LPORT rsI" per connection, maglev-sim's owner
+# of its key with the backends of STAGE (old, new).
 owners() {
 	awk -v p="$1" -v cl=$CL '$1 == p { print cl, $2 }' "$2" >"$T/keys"
 	simcmds "$1" "$3" >"$T/simset"
@@ -182,13 +195,13 @@ owners() {
 		awk '{ split($3, a, /[.:]/); print $2, "rs" a[4] }'
 }
 
-# change PORT STEP: the rolling backend change STEP (add, del, weight) on
+# change PORT STEP: the rolling backend change STEP (add, drain, weight) on
 # lb1, lb2, lb3 in turn; fleet checks around the weight change.
 change() {
 	for _lb in $LBS; do
 		case $2 in
 		add) nsx "$_lb" ipvsadm -a -t $VIP:"$1" -r 10.2.0.5:"$1" -g -w 1 ;;
-		del) nsx "$_lb" ipvsadm -d -t $VIP:"$1" -r 10.2.0.2:"$1" ;;
+		drain) nsx "$_lb" ipvsadm -e -t $VIP:"$1" -r 10.2.0.2:"$1" -g -w 0 ;;
 		weight) nsx "$_lb" ipvsadm -e -t $VIP:"$1" -r 10.2.0.3:"$1" -g -w 2 ;;
 		esac || fail "$_lb: $2 on port $1"
 		wait_caught_up "$_lb" 20
@@ -210,7 +223,7 @@ phase() {
 		"ok live $NCONN reset 0 wrong 0 timeout 0 failed 0"
 	cmd list "$T/list0"
 	ecmp "$_p" "$T/list0" >"$T/ecmp0"
-	owners "$_p" "$T/list0" "$SET_OLD" >"$T/own.old"
+	owners "$_p" "$T/list0" old >"$T/own.old"
 	_bad=$(awk 'NR == FNR { o[$1] = $2; next }
 		$1 == '"$_p"' && o[$2] != $3 { n++ } END { print n + 0 }' \
 		"$T/own.old" "$T/list0")
@@ -225,13 +238,16 @@ phase() {
 				"$(awk -v lb="$_lb" '$1 == lb' "$T/held" | wc -l)" "$NCONN"
 		done
 	fi
-	for _s in add del weight; do
+	for _s in add drain weight; do
 		change "$_p" $_s
 		cmd round 1 60
 	done
 	expect_eq "$1: every connection lives after the three changes" "$ANS" \
 		"ok live $NCONN reset 0 wrong 0 timeout 0 failed 0"
-	owners "$_p" "$T/list0" "$SET_NEW" >"$T/own.new"
+	owners "$_p" "$T/list0" new >"$T/own.new"
+	{ simcmds "$_p" new; echo DIGEST; } >"$T/simd"
+	expect_eq "$1: lb1's digest after the changes is maglev-sim's" \
+		"$(svc_field "TCP $VIP:$_p" digest lb1)" "$(sim "$T/simd" | tail -n 1)"
 	lb_conns "$_p" >"$T/lb.before"
 
 	ip link set b-lb3 down

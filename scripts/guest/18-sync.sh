@@ -160,7 +160,7 @@ ecmp() {
 	awk -v p="$1" -v vip=$VIP -v cl=$CL '{
 		print "route get " vip " from " cl " iif up0 ipproto tcp sport " $1 " dport " p
 	}' "$T/ecmp.ports" | ip -n rt -force -batch - >"$T/ecmp.raw" 2>&1
-	[ -n "${ECMP_SHOWN:-}" ] || { info "ip route get: $(head -n 3 "$T/ecmp.raw" | tr '\n' '|')"; ECMP_SHOWN=1; }
+	[ -n "${ECMP_SHOWN:-}" ] || { info "ip route get: $(head -n 3 "$T/ecmp.raw" | tr '\n' '|')" >&2; ECMP_SHOWN=1; }
 	awk -v vip=$VIP '
 		$1 == vip {
 			lb = "?"
@@ -172,7 +172,7 @@ ecmp() {
 			print lb
 		}' "$T/ecmp.raw" >"$T/ecmp.lb"
 	_unk=$(grep -c '?' "$T/ecmp.lb")
-	[ "$_unk" -eq 0 ] || fail "ip route get: $_unk connections without a nexthop"
+	[ "$_unk" -eq 0 ] || fail "ip route get: $_unk connections without a nexthop" >&2
 	awk 'NR == FNR { lb[FNR] = $1; next } { print $1, lb[FNR] }' \
 		"$T/ecmp.lb" "$T/ecmp.ports"
 }
@@ -371,9 +371,71 @@ fleet_capture flags "$LBS"
 fleet_check "lb2 without port hashing" 1 flags "$LBS" \
 	'flags: 0x10 on lb1, lb3; 0x0 on lb2'
 
-echo "fleet-sync no sync: $A_BROKEN of $A_N broken ($A_MOVED changed LB), maglev-sim predicts $A_PRED" >"$T/bench"
-echo "fleet-sync sync: $B_BROKEN of $B_N broken ($B_MOVED changed LB), maglev-sim predicts $B_PRED without sync" >>"$T/bench"
-echo "fleet-sync sync, sloppy_tcp=0: $C_BROKEN of $C_N broken ($C_MOVED changed LB), maglev-sim predicts $C_PRED without sync" >>"$T/bench"
+
+# --- cost: short and busy connections at a steady rate ------------------------------
+
+# busy: guest CPU ticks "BUSY TOTAL" from /proc/stat.
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+# sync_ticks: CPU ticks of the IPVS sync threads (ipvs-m:*, ipvs-b:*).
+sync_ticks() {
+	for _s in /proc/[0-9]*/stat; do cat "$_s" 2>/dev/null; done |
+		awk '$2 ~ /^\(ipvs-[mb]:/ { t += $14 + $15 } END { print t + 0 }'
+}
+# link_tx: packets and bytes all LBs sent on the sync network.
+link_tx() {
+	for _lb in $LBS; do
+		nsx "$_lb" cat /sys/class/net/eth1/statistics/tx_packets \
+			/sys/class/net/eth1/statistics/tx_bytes
+	done | awk 'NR % 2 { p += $1; next } { b += $1 } END { print p + 0, b + 0 }'
+}
+HZ_TICKS=100
+# cost LABEL: BENCH_CYCLES times, open 100 connections over 1 s, send
+# BENCH_ROUNDS lines on each, close them; print the sync traffic and CPU.
+cost() {
+	_c0=$(date +%s)
+	# shellcheck disable=SC2046
+	set -- "$1" $(busy) $(sync_ticks) $(link_tx)
+	_i=0
+	while [ $_i -lt "${BENCH_CYCLES:-3}" ]; do
+		cmd open 86 100 1
+		_r=0
+		while [ $_r -lt "${BENCH_ROUNDS:-25}" ]; do
+			echo "round 0 10" >&4
+			read -r ANS <&5
+			_r=$((_r + 1))
+		done
+		cmd close
+		_i=$((_i + 1))
+	done
+	sleep 3	# the last partly filled sync buffer goes out after 2 s
+	# shellcheck disable=SC2046
+	set -- "$@" $(busy) $(sync_ticks) $(link_tx) $(($(date +%s) - _c0))
+	_n=$((${BENCH_CYCLES:-3} * 100))
+	awk -v l="$1" -v n=$_n -v hz=$HZ_TICKS \
+		-v b0="$2" -v t0="$3" -v s0="$4" -v p0="$5" -v y0="$6" \
+		-v b1="$7" -v t1="$8" -v s1="$9" -v p1="${10}" -v y1="${11}" -v secs="${12}" 'BEGIN {
+		p = p1 - p0; y = y1 - y0
+		printf "sync-cost %s: %d conns (%.0f/s, %d lines each) in %d s: sync %d packets (%.1f/s), %d bytes, %.1f bytes and %.3f packets per connection; sync threads %.2f s CPU; guest CPU busy %.0f%%\n",
+			l, n, n / secs, '"${BENCH_ROUNDS:-25}"' + 1, secs, p, p / secs, y,
+			y / n, p / n, (s1 - s0) / hz, 100 * (b1 - b0) / (t1 - t0)
+	}' | tee -a "$T/bench"
+}
+for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sync_refresh_period=300; done
+echo "3 0" >"$T/thr"
+for lb in $LBS; do nsx "$lb" sh -c "cat $T/thr >/proc/sys/net/ipv4/vs/sync_threshold"; done
+cost "threshold 3 0, refresh 300 (recommended)"
+for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sync_refresh_period=0; done
+echo "3 50" >"$T/thr"
+for lb in $LBS; do nsx "$lb" sh -c "cat $T/thr >/proc/sys/net/ipv4/vs/sync_threshold"; done
+cost "threshold 3 50, refresh 0 (IPVS default)"
+for lb in $LBS; do nsx "$lb" ipvsadm --stop-daemon master; done
+cost "no sync master"
+
+{
+	echo "fleet-sync no sync: $A_BROKEN of $A_N broken ($A_MOVED changed LB), maglev-sim predicts $A_PRED"
+	echo "fleet-sync sync: $B_BROKEN of $B_N broken ($B_MOVED changed LB), maglev-sim predicts $B_PRED without sync"
+	echo "fleet-sync sync, sloppy_tcp=0: $C_BROKEN of $C_N broken ($C_MOVED changed LB), maglev-sim predicts $C_PRED without sync"
+} >>"$T/bench"
 for lb in $LBS; do
 	info "$lb sync link: $(nsx "$lb" cat /sys/class/net/eth1/statistics/tx_packets) packets, $(nsx "$lb" cat /sys/class/net/eth1/statistics/tx_bytes) bytes sent"
 done
@@ -382,7 +444,6 @@ cat "$T/bench"
 echo quit >&4
 exec 4>&- 5<&-
 for lb in $LBS; do
-	nsx "$lb" ipvsadm --stop-daemon master
 	nsx "$lb" ipvsadm --stop-daemon backup
 	nsx "$lb" ipvsadm -C
 done

@@ -23,7 +23,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest \
+.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest bench-sync \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -108,6 +108,12 @@ compare:
 bench-guest:
 	scripts/bench-guest.sh
 
+# IPVS connection sync in a three-LB fleet: guest test 18 on the test
+# kernel; prints broken connections with and without sync and the sync
+# traffic and CPU per connection (docs/fleet.md).
+bench-sync:
+	scripts/bench-sync.sh
+
 # Host unit tests only (no kernel, seconds).
 host-test:
 	tests/run.sh
@@ -147,7 +153,8 @@ help:
 	@echo '  make uninstall  remove what make install put there, run depmod'
 	@echo '  make deb        Debian DKMS packages ip-vs-maglev-dkms, ip-vs-mh-maglev-dkms'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), udpflows and tcpfleet (test traffic)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), maglev-fleet (fleet check,'
+	@echo '                  Prometheus export), udpflows and tcpfleet (test traffic)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
@@ -155,5 +162,7 @@ help:
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
+	@echo '  make bench-sync IPVS connection sync in a 3-LB fleet in QEMU: broken connections'
+	@echo '                  with and without sync, sync traffic and CPU per connection'
 	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
 	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'

@@ -29,7 +29,7 @@
 #     synced connections need no sloppy_tcp.
 #
 # Which LB a connection uses is the router's ECMP choice, read with
-# "ip route get ... iif up0 ipproto tcp sport P dport V" (phase A checks it
+# "ip route get ... iif up0 ipproto 6 sport P dport V" (phase A checks it
 # against the LBs' own connection tables; with sync every LB holds every
 # connection, so the tables cannot tell). maglev-fleet check runs on the
 # LBs' /proc files: agreement after each complete change, disagreement in
@@ -158,7 +158,7 @@ cmd() {
 ecmp() {
 	awk -v p="$1" '$1 == p { print $2 }' "$2" >"$T/ecmp.ports"
 	awk -v p="$1" -v vip=$VIP -v cl=$CL '{
-		print "route get " vip " from " cl " iif up0 ipproto tcp sport " $1 " dport " p
+		print "route get " vip " from " cl " iif up0 ipproto 6 sport " $1 " dport " p
 	}' "$T/ecmp.ports" | ip -n rt -force -batch - >"$T/ecmp.raw" 2>&1
 	[ -n "${ECMP_SHOWN:-}" ] || { info "ip route get: $(head -n 3 "$T/ecmp.raw" | tr '\n' '|')" >&2; ECMP_SHOWN=1; }
 	awk -v vip=$VIP '
@@ -171,7 +171,7 @@ ecmp() {
 				}
 			print lb
 		}' "$T/ecmp.raw" >"$T/ecmp.lb"
-	_unk=$(grep -c '?' "$T/ecmp.lb")
+	_unk=$(($(wc -l <"$T/ecmp.ports") - $(grep -c '^lb[123]$' "$T/ecmp.lb")))
 	[ "$_unk" -eq 0 ] || fail "ip route get: $_unk connections without a nexthop" >&2
 	awk 'NR == FNR { lb[FNR] = $1; next } { print $1, lb[FNR] }' \
 		"$T/ecmp.lb" "$T/ecmp.ports"

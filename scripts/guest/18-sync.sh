@@ -6,7 +6,7 @@
 #   lb1 lb2 lb3 also share br1 (eth1, 10.4.0.1K): the sync network
 #
 # As in test 12: direct routing, sloppy_tcp=1, port hashing (flag-2), the
-# router hashes the 5-tuple over the LBs. Each phase opens FLEET_CONNS
+# router hashes the 5-tuple over the LBs (here from the headers, policy 3). Each phase opens FLEET_CONNS
 # long-lived TCP connections to its own port, makes three backend changes
 # on every LB in turn (add rs5, take rs2 out by setting its weight to 0,
 # re-weight rs3 to 2; a round of traffic after each), then kills lb3 (both
@@ -72,7 +72,12 @@ printf '%s\n' "link set lo up" "addr add 10.2.0.254/24 dev eth0" \
 	ip -n rt -batch - || fail "router links"
 printf '%s\n' "link set lo up" "addr add $CL/24 dev eth0" "link set eth0 up" \
 	"route add default via 10.9.0.254" | ip -n cl -batch - || fail "client link"
-nsx rt sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1
+# The router hashes the 5-tuple from the headers (policy 3, fields: the
+# addresses, protocol and ports). Policy 1 would use a hash the packet
+# already carries: through veth that is the client socket's random
+# txhash, which "ip route get" cannot know.
+nsx rt sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=3 \
+	net.ipv4.fib_multipath_hash_fields=0x0037
 for i in 1 2 3 4 5 11 12 13; do
 	case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
 	{

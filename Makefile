@@ -23,7 +23,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest \
+.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest bench-sync \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -56,7 +56,7 @@ clean:
 RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/maglev-fleet
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -69,6 +69,11 @@ $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 
 $(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
+
+# Fleet consistency check and Prometheus export of /proc/net/ip_vs_maglev
+# (docs/fleet.md); it parses text only, so it links no table code.
+$(BUILD)/maglev-fleet: tools/maglev-fleet.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-fleet.c
 
 # The benchmark compiles maglev_table.c, the ip_vs_mh port it compares
 # with and the reference fill with the kernel's code-generation limits
@@ -104,6 +109,12 @@ compare:
 # maglev against the kernel's own ip_vs_mh at 65521 slots, in one QEMU boot.
 bench-guest:
 	scripts/bench-guest.sh
+
+# IPVS connection sync in a three-LB fleet: guest test 18 on the test
+# kernel; prints broken connections with and without sync and the sync
+# traffic and CPU per connection (docs/fleet.md).
+bench-sync:
+	scripts/bench-sync.sh
 
 # Host unit tests only (no kernel, seconds).
 host-test:
@@ -144,7 +155,8 @@ help:
 	@echo '  make uninstall  remove what make install put there, run depmod'
 	@echo '  make deb        Debian DKMS packages ip-vs-maglev-dkms, ip-vs-mh-maglev-dkms'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), udpflows and tcpfleet (test traffic)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), maglev-fleet (fleet check,'
+	@echo '                  Prometheus export), udpflows and tcpfleet (test traffic)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
@@ -152,6 +164,8 @@ help:
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
+	@echo '  make bench-sync IPVS connection sync in a 3-LB fleet in QEMU: broken connections'
+	@echo '                  with and without sync, sync traffic and CPU per connection'
 	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
 	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'
 	@echo '  make help       this list'

@@ -118,10 +118,11 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # No linux-headers packages: they pull in linux-image packages, which
 # change the boot kernel; stock_headers fetches them into the cache.
 # keepalived's libraries come from its own Depends (stock-keepalived.sh);
-# debhelper, dh-dkms: make deb.
+# debhelper, dh-dkms: make deb; python3-prometheus-client: the parser
+# that checks maglev-fleet's exposition; mmdebstrap: the fresh step.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
 	    ipvsadm iproute2 socat debhelper dh-dkms
-	    dpkg-dev gnuplot-nox python3)
+	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then

@@ -83,6 +83,15 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== maglev-fleet tests (fleet check, Prometheus export)"
+if [ -x tests/fleet/run.sh ]; then
+	tests/fleet/run.sh | tee "$log" || true
+	count "$log" "maglev-fleet tests"
+else
+	echo "FAIL: tests/fleet/run.sh missing"
+	fail=$((fail + 1))
+fi
+
 echo "== ring unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \

@@ -19,7 +19,7 @@ endif
 export MH_COMPAT
 
 HOSTCC		?= cc
-HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
+HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
@@ -53,7 +53,7 @@ clean:
 		kunit/modules.order kunit/Module.symvers
 
 # Consistent-hash rings of seeds 002 and 004, for maglev-sim and compare.
-RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
+RING_SRC	:= tools/ring/ring_hash.c tools/ring/ring_set.c tools/ring/ring_hash.h tools/ring/ring_set.h
 
 # Userspace programs built from the same maglev_table.c.
 tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/maglev-fleet
@@ -80,19 +80,19 @@ $(BUILD)/maglev-fleet: tools/maglev-fleet.c | $(BUILD)
 # (-O2, on x86-64 no SIMD registers and no red zone), so that the figures
 # are those of the code a kernel build runs.
 BENCH_KFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests \
-		   -Itools -fno-strict-aliasing
+		   -Itools -Itools/bench -fno-strict-aliasing
 ifeq ($(shell uname -m),x86_64)
 BENCH_KFLAGS	+= -mno-sse -mno-sse2 -mno-mmx -mno-avx -mno-red-zone
 endif
-BENCH_KSRC	:= maglev_table.c tools/mh_port.c tests/maglev_ref.c tools/siphash.c
+BENCH_KSRC	:= maglev_table.c tools/bench/mh_port.c tests/maglev_ref.c tools/siphash.c
 
-$(BUILD)/bench-host: tools/bench-host.c $(BENCH_KSRC) tools/mh_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
+$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_table.o maglev_table.c
-	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/mh_port.c
+	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/bench/mh_port.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-siphash.o tools/siphash.c
-	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -Itools \
-		-o $@ tools/bench-host.c $(BUILD)/bench-maglev_table.o \
+	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -Itools -Itools/bench \
+		-o $@ tools/bench/bench-host.c $(BUILD)/bench-maglev_table.o \
 		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o \
 		$(BUILD)/bench-siphash.o
 
@@ -100,8 +100,8 @@ bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
 # Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
-$(BUILD)/maglev-compare: tools/compare.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/compare.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
+$(BUILD)/maglev-compare: tools/bench/compare.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/bench/compare.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
 
 compare:
 	scripts/compare.sh

@@ -16,7 +16,7 @@ kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir static)
 
 cd "$TOP"
-files=(maglev_*.c ring_hash.c include/*.h kunit/*.c)
+files=(maglev_*.c include/*.h kunit/*.c tools/ring/ring_hash.[ch])
 for f in "${files[@]}"; do
 	# The compat header's userspace side restates the kernel's
 	# siphash_key_t typedef.

@@ -63,8 +63,8 @@ fi
 echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itests -Itools \
-	-o build/mh-port-test tests/mh_port_test.c tools/mh_port.c \
+	-fno-sanitize-recover=all -Iinclude -Itests -Itools -Itools/bench \
+	-o build/mh-port-test tests/mh_port_test.c tools/bench/mh_port.c \
 	tests/maglev_ref.c maglev_table.c; then
 	build/mh-port-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: mh port test: /p' "$log"
@@ -95,8 +95,8 @@ fi
 echo "== ring unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itools \
-	-o build/ring-test tests/ring_test.c ring_hash.c tools/ring_set.c; then
+	-fno-sanitize-recover=all -Iinclude -Itools -Itools/ring \
+	-o build/ring-test tests/ring_test.c tools/ring/ring_hash.c tools/ring/ring_set.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: ring unit test: /p' "$log"
 	count "$log" "ring unit tests"

@@ -8,7 +8,7 @@
  * Builds: for each table size M and backend count N, maglev_fill(), the
  * whole maglev_build() (sort, offsets, fill, counts, digest), the plain
  * reference fill of tests/maglev_ref.c and a rebuild of ip_vs_mh's table by
- * tools/mh_port.c (a faithful port of Linux 6.12's ip_vs_mh_dest_changed():
+ * tools/bench/mh_port.c (a faithful port of Linux 6.12's ip_vs_mh_dest_changed():
  * hsiphash offsets and skips, bitmap, in-place pointer table; at mh's own
  * size nearest M, 4093 or 65521) are timed in the same process, their runs
  * interleaved (the order rotating from run to run) so that a noisy machine
@@ -329,7 +329,7 @@ static void bench_builds(struct figures *target)
 	       "process, with [first quartile, third quartile].  build is all of\n"
 	       "maglev_build() (sort, offsets, turns, fill, counts, digest); mh is\n"
 	       "one rebuild of ip_vs_mh's table by the faithful port of Linux 6.12's\n"
-	       "ip_vs_mh (tools/mh_port.c) at mh's size given in brackets, the\n"
+	       "ip_vs_mh (tools/bench/mh_port.c) at mh's size given in brackets, the\n"
 	       "same N servers, in place; ref is the plain reference fill.  The\n"
 	       "ratios are medians of the run-by-run ratios mh/build and ref/fill.\n\n",
 	       RUNS);

@@ -2,7 +2,7 @@
 /*
  * maglev-compare - Maglev or ring?  Balance, disruption, memory and lookup
  * time of Maglev tables (maglev_table.c, the kernel module's own code) and
- * of the seed 002 ring (ring_hash.c), measured side by side on the same
+ * of the seed 002 ring (tools/ring/ring_hash.c), measured side by side on the same
  * backends and keys.  "make compare" runs it and draws the charts.
  *
  *   maglev-compare [OUTDIR]

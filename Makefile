@@ -19,11 +19,11 @@ endif
 export MH_COMPAT
 
 HOSTCC		?= cc
-HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude
+HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest \
+.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest bench-sync \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -53,17 +53,17 @@ clean:
 		kunit/modules.order kunit/Module.symvers
 
 # Consistent-hash rings of seeds 002 and 004, for maglev-sim and compare.
-RING_SRC	:= ring_hash.c tools/ring_set.c include/ring_hash.h tools/ring_set.h
+RING_SRC	:= tools/ring/ring_hash.c tools/ring/ring_set.c tools/ring/ring_hash.h tools/ring/ring_set.h
 
 # Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet \
+tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/maglev-fleet \
 	$(BUILD)/connprobe $(BUILD)/asuser
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/maglev-sim: tools/maglev-sim.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c maglev_table.c $(filter %.c,$(RING_SRC))
+$(BUILD)/maglev-sim: tools/maglev-sim.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC))
 
 $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c
@@ -71,6 +71,13 @@ $(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
 $(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
 
+# Fleet consistency check and Prometheus export of /proc/net/ip_vs_maglev
+# (docs/fleet.md); it parses text only, so it links no table code.
+$(BUILD)/maglev-fleet: tools/maglev-fleet.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-fleet.c
+
+# Helpers of guest test 19-hardening (scripts/guest/): connections right
+# after a command, and a command as an unprivileged user.
 $(BUILD)/connprobe: tools/connprobe.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/connprobe.c
 
@@ -82,26 +89,28 @@ $(BUILD)/asuser: tools/asuser.c | $(BUILD)
 # (-O2, on x86-64 no SIMD registers and no red zone), so that the figures
 # are those of the code a kernel build runs.
 BENCH_KFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests \
-		   -Itools -fno-strict-aliasing
+		   -Itools -Itools/bench -fno-strict-aliasing
 ifeq ($(shell uname -m),x86_64)
 BENCH_KFLAGS	+= -mno-sse -mno-sse2 -mno-mmx -mno-avx -mno-red-zone
 endif
-BENCH_KSRC	:= maglev_table.c tools/mh_port.c tests/maglev_ref.c
+BENCH_KSRC	:= maglev_table.c tools/bench/mh_port.c tests/maglev_ref.c tools/siphash.c
 
-$(BUILD)/bench-host: tools/bench-host.c $(BENCH_KSRC) tools/mh_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
+$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_table.o maglev_table.c
-	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/mh_port.c
+	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/bench/mh_port.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c
-	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -Itools \
-		-o $@ tools/bench-host.c $(BUILD)/bench-maglev_table.o \
-		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o
+	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-siphash.o tools/siphash.c
+	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -Itools -Itools/bench \
+		-o $@ tools/bench/bench-host.c $(BUILD)/bench-maglev_table.o \
+		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o \
+		$(BUILD)/bench-siphash.o
 
 bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
 # Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
-$(BUILD)/maglev-compare: tools/compare.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/compare.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
+$(BUILD)/maglev-compare: tools/bench/compare.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/bench/compare.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
 
 compare:
 	scripts/compare.sh
@@ -109,6 +118,12 @@ compare:
 # maglev against the kernel's own ip_vs_mh at 65521 slots, in one QEMU boot.
 bench-guest:
 	scripts/bench-guest.sh
+
+# IPVS connection sync in a three-LB fleet: guest test 18 on the test
+# kernel; prints broken connections with and without sync and the sync
+# traffic and CPU per connection (docs/fleet.md).
+bench-sync:
+	scripts/bench-sync.sh
 
 # Host unit tests only (no kernel, seconds).
 host-test:
@@ -142,14 +157,15 @@ stress:
 
 help:
 	@echo 'Targets:'
-	@echo '  make [modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
+	@echo '  make [all|modules]  build ip_vs_maglev.ko (KDIR=$(KDIR))'
 	@echo '  make MH_COMPAT=1 ...  the same as ip_vs_mh.ko, scheduler name "mh"'
 	@echo '  make install    install into /lib/modules/<version>/extra (MH_COMPAT=1:'
 	@echo '                  updates/, ahead of the in-tree ip_vs_mh) and run depmod'
 	@echo '  make uninstall  remove what make install put there, run depmod'
 	@echo '  make deb        Debian DKMS packages ip-vs-maglev-dkms, ip-vs-mh-maglev-dkms'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), udpflows and tcpfleet (test traffic)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), maglev-fleet (fleet check,'
+	@echo '                  Prometheus export), udpflows and tcpfleet (test traffic)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
@@ -157,5 +173,8 @@ help:
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
+	@echo '  make bench-sync IPVS connection sync in a 3-LB fleet in QEMU: broken connections'
+	@echo '                  with and without sync, sync traffic and CPU per connection'
 	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
 	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'
+	@echo '  make help       this list'

@@ -54,7 +54,9 @@
  *
  * Per namespace: the client hash key, the table size and the hold-off are
  * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
- * parameters are the values a new namespace starts with.  The key is
+ * parameters are the values a new namespace starts with (a namespace owned
+ * by another user namespace starts with the public all-zero key, so that
+ * hash_key never reaches a container).  The key is
  * published with one pointer swap and used by the next lookup; tables do
  * not depend on it.  A table size write queues a rebuild of the
  * namespace's services.
@@ -65,56 +67,19 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/mm.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
-#include <linux/overflow.h>
 #include <linux/rcupdate.h>
 #include <linux/rculist.h>
-#include <linux/mutex.h>
-#include <linux/spinlock.h>
-#include <linux/refcount.h>
-#include <linux/workqueue.h>
-#include <linux/list.h>
-#include <linux/ktime.h>
 #include <linux/skbuff.h>
-#include <linux/proc_fs.h>
-#include <linux/seq_file.h>
-#include <linux/seq_file_net.h>
 #include <linux/sysctl.h>
 #include <linux/capability.h>
 #include <linux/memcontrol.h>
 #include <linux/sched/mm.h>
-#include <linux/siphash.h>
-#include <net/net_namespace.h>
-#include <net/netns/generic.h>
-#include <net/ip_vs.h>
 
-#include "maglev_table.h"
-
-#define MAGLEV_F_FALLBACK	IP_VS_SVC_F_SCHED1
-#define MAGLEV_F_PORT		IP_VS_SVC_F_SCHED2
-#define MAGLEV_F_SCHED		(IP_VS_SVC_F_SCHED1 | IP_VS_SVC_F_SCHED2 | \
-				 IP_VS_SVC_F_SCHED3)
+#include "maglev_sched.h"
 
 /* Rehashes tried by the fallback before it walks the destinations. */
 #define MAGLEV_FALLBACK_TRIES	4
-
-/* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
-#define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_NAME_MAX)
-
-/* Retry delays of a build that ran out of memory. */
-#define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
-#define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
-
-/*
- * A service's builds start at least maglev_holdoff_ms, and at least the
- * duration of its last build (up to MAGLEV_HOLDOFF_LONG), after the end of
- * the previous one.  No build waits longer than MAGLEV_HOLDOFF_MAX_MS.
- */
-#define MAGLEV_HOLDOFF_DEFAULT	50
-#define MAGLEV_HOLDOFF_MAX_MS	10000
-#define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
 
 /* Builds of different services running at once. */
 #define MAGLEV_WQ_MAX_ACTIVE	4
@@ -152,125 +117,11 @@ static bool maglev_dest_available(const struct ip_vs_dest *dest)
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
 static unsigned int maglev_holdoff_ms = MAGLEV_HOLDOFF_DEFAULT;
 static u8 maglev_hash_key[MAGLEV_KEY_BYTES];
+/* The documented default key: public, all zero. */
+static const u8 maglev_public_key[MAGLEV_KEY_BYTES];
 
-static unsigned int maglev_net_id __read_mostly;
-static struct workqueue_struct *maglev_wq;
-
-/**
- * struct maglev_key - a published client hash key
- * @key: the SipHash key
- * @fp: its fingerprint (maglev_key_fingerprint()), shown in /proc
- * @rcu: frees a replaced key after a grace period
- */
-struct maglev_key {
-	siphash_key_t key;
-	u32 fp;
-	struct rcu_head rcu;
-};
-
-/**
- * struct maglev_net - per network namespace state
- * @lock: serialises changes of @services (readers use RCU)
- * @services: the namespace's maglev services (struct maglev_service)
- * @key: the client hash key lookups use now (RCU)
- * @table_size: sysctl maglev_table_size
- * @holdoff_ms: sysctl maglev_holdoff_ms
- * @cfg_lock: serialises sysctl writes
- * @net: the namespace
- * @ctl: this namespace's copy of the sysctl table
- * @sysctl: its registration
- */
-struct maglev_net {
-	spinlock_t lock;	/* protects services (writers) */
-	struct list_head services;
-	struct maglev_key __rcu *key;
-	unsigned int table_size;
-	unsigned int holdoff_ms;
-	struct mutex cfg_lock;	/* serialises sysctl writes */
-	struct net *net;
-	struct ctl_table *ctl;
-	struct ctl_table_header *sysctl;
-};
-
-/**
- * struct maglev_lut - a published lookup table with its destinations
- * @rcu: frees the table (and drops the destination references) after a
- *	grace period
- * @nr: number of destinations (backends)
- * @churn: slots whose owner changed against the previous table
- * @builds: tables published for the service, this one included
- * @build_ns: duration of maglev_build() for this table
- * @gen: generation of the configuration snapshot it was built from
- * @mem: bytes allocated for this table (descriptor, backends, slots)
- * @table: the slot table; entries index @dest and @be
- * @dest: the destinations in backend (name) order, one reference each
- * @be: the backends the table was built from, for /proc and churn
- *
- * Immutable once published.
- */
-struct maglev_lut {
-	struct rcu_head rcu;
-	u32 nr;
-	u32 churn;
-	u64 builds;
-	u64 build_ns;
-	u64 gen;
-	size_t mem;
-	struct maglev_table *table;
-	struct ip_vs_dest **dest;
-	struct maglev_backend *be;
-};
-
-/**
- * struct maglev_service - per-service scheduler state (svc->sched_data)
- * @node: entry in the namespace's service list (RCU, maglev_net.lock)
- * @mn: the namespace's state
- * @svc: the IPVS service; read only by the callbacks, and by the build and
- *	/proc under @lock while not @dead
- * @lut: the published table, or NULL before the first build; written by
- *	the build work under @lock, read under RCU
- * @lock: protects @gen, @table_gen, @dead, @retry, @next_build, @due and
- *	publishing, and keeps @svc alive while not @dead
- * @gen: configuration changes seen
- * @table_gen: @gen of the snapshot the published table was built from
- * @dead: set by done_service; no build is queued or published after it
- * @ref: one for the IPVS service, one for each queued build work
- * @work: the build work
- * @retry: current retry delay in jiffies after a failed allocation, 0 when
- *	the last build did not run out of memory
- * @next_build: jiffies before which no build starts, but for a retry
- * @due: jiffies at which the queued work runs (valid while it is queued)
- * @alloc_fail: builds that failed for lack of memory
- * @build_fail: builds that failed for any other reason
- * @memcg: memory cgroup the service's tables are charged to (may be NULL)
- * @name: service description for messages, "TCP 10.0.0.1:80"
- * @rcu: frees this structure after a grace period
- */
-struct maglev_service {
-	struct list_head node;
-	struct maglev_net *mn;
-	struct ip_vs_service *svc;
-	struct maglev_lut __rcu *lut;
-	spinlock_t lock;	/* see above */
-	u64 gen;
-	u64 table_gen;
-	bool dead;
-	refcount_t ref;
-	struct delayed_work work;
-	unsigned long retry;
-	unsigned long next_build;
-	unsigned long due;
-	u64 alloc_fail;
-	u64 build_fail;
-	struct mem_cgroup *memcg;
-	char name[MAGLEV_SVC_NAME_MAX];
-	struct rcu_head rcu;
-};
-
-static struct maglev_net *maglev_pernet(struct net *net)
-{
-	return net_generic(net, maglev_net_id);
-}
+unsigned int maglev_net_id __read_mostly;
+struct workqueue_struct *maglev_wq;
 
 /* Module parameters: the values a new network namespace starts with */
 
@@ -371,437 +222,176 @@ module_param_cb(hash_key, &maglev_key_param_ops, maglev_hash_key, 0600);
 MODULE_PARM_DESC(hash_key,
 		 "client hash key a new network namespace starts with (net.ipv4.vs.maglev_hash_key), 32 hex digits (default all zero: public)");
 
-/* Names */
+/* Sysctls: net.ipv4.vs.maglev_* of each network namespace */
 
-static int maglev_addr_name(char *buf, size_t len, int af,
-			    const union nf_inet_addr *addr, __be16 port)
+static void maglev_key_free_rcu(struct rcu_head *head)
 {
-	/* The one formatter maglev-sim uses too: inet_ntop()'s text. */
-	int n = maglev_format_name(buf, len, addr, af == AF_INET6 ? 16 : 4,
-				   ntohs(port));
-
-	return WARN_ON_ONCE(n < 0) ? 0 : n;
+	kfree_sensitive(container_of(head, struct maglev_key, rcu));
 }
 
-static void maglev_svc_name(char *buf, size_t len,
-			    const struct ip_vs_service *svc)
+/* Publish @b as @mn's key; the next lookup uses it.  Takes cfg_lock. */
+static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 {
-	const char *proto;
-	int n;
+	struct maglev_key *k, *old;
 
-	if (svc->fwmark) {
-		scnprintf(buf, len, "%s %u",
-			  svc->af == AF_INET6 ? "FWM6" : "FWM", svc->fwmark);
-		return;
-	}
-	switch (svc->protocol) {
-	case IPPROTO_TCP:
-		proto = "TCP";
-		break;
-	case IPPROTO_UDP:
-		proto = "UDP";
-		break;
-	case IPPROTO_SCTP:
-		proto = "SCTP";
-		break;
-	default:
-		proto = NULL;
-		break;
-	}
-	if (proto)
-		n = scnprintf(buf, len, "%s ", proto);
-	else
-		n = scnprintf(buf, len, "P%u ", svc->protocol);
-	maglev_addr_name(buf + n, len - n, svc->af, &svc->addr, svc->port);
+	k = kzalloc(sizeof(*k), GFP_KERNEL_ACCOUNT);
+	if (!k)
+		return -ENOMEM;
+	maglev_key_from_bytes(&k->key, b);
+	k->fp = maglev_key_fingerprint(&k->key);
+	mutex_lock(&mn->cfg_lock);
+	old = rcu_replace_pointer(mn->key, k, lockdep_is_held(&mn->cfg_lock));
+	mutex_unlock(&mn->cfg_lock);
+	if (old)
+		call_rcu(&old->rcu, maglev_key_free_rcu);
+	return 0;
 }
 
-/* Table life cycle */
-
-/*
- * Allocate @bytes for a table part, charged to the active memory cgroup,
- * and add what it really occupies to *@acct: kmalloc() (its bucket,
- * ksize()) up to a page, vmalloc() (whole pages) above, so that a large
- * table does not pay for the next power of two.  Not zeroed.  Freed with
- * kvfree().
- */
-static void *maglev_mem_alloc(size_t bytes, size_t *acct)
+static int maglev_sysctl_size(maglev_ctl_table *table, int write,
+			      void *buffer, size_t *lenp, loff_t *ppos)
 {
-	void *p;
-
-	if (bytes <= PAGE_SIZE) {
-		p = kmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-		if (p)
-			*acct += ksize(p);
-	} else {
-		p = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-		if (p)
-			*acct += PAGE_ALIGN(bytes);
-	}
-	return p;
-}
-
-/* A table descriptor with room for @nr destinations; no table yet. */
-static struct maglev_lut *maglev_lut_alloc(u32 nr)
-{
-	struct maglev_lut *lut;
-	size_t bytes;
-
-	lut = kmalloc(sizeof(*lut), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!lut)
-		return NULL;
-	lut->mem = ksize(lut);
-	lut->nr = 0;
-	lut->table = NULL;
-	bytes = size_add(array_size(nr, sizeof(*lut->dest)),
-			 array_size(nr, sizeof(*lut->be)));
-	lut->dest = maglev_mem_alloc(bytes, &lut->mem);
-	if (!lut->dest) {
-		kfree(lut);
-		return NULL;
-	}
-	lut->be = (struct maglev_backend *)(lut->dest + nr);
-	return lut;
-}
-
-/* Free a table that holds references on its first lut->nr destinations. */
-static void maglev_lut_free(struct maglev_lut *lut)
-{
-	u32 i;
-
-	/*
-	 * A removed destination lives in the IPVS trash until its last
-	 * reference is gone; whoever drops that reference frees it.
-	 */
-	for (i = 0; i < lut->nr; i++)
-		ip_vs_dest_put_and_free(lut->dest[i]);
-	kvfree(lut->table);
-	kvfree(lut->dest);
-	kfree(lut);
-}
-
-static void maglev_lut_free_rcu(struct rcu_head *head)
-{
-	maglev_lut_free(container_of(head, struct maglev_lut, rcu));
-}
-
-static void maglev_put(struct maglev_service *ms)
-{
-	struct maglev_lut *lut;
-
-	if (!refcount_dec_and_test(&ms->ref))
-		return;
-	/* Last reference: no build runs and none is queued. */
-	lut = rcu_dereference_protected(ms->lut, true);
-	if (lut)
-		call_rcu(&lut->rcu, maglev_lut_free_rcu);
-	mem_cgroup_put(ms->memcg);
-	kfree_rcu(ms, rcu);
-}
-
-/**
- * maglev_delay() - jiffies from @now until @when, within the hold-off's range
- * @now: the current jiffies
- * @when: jiffies at which something is due
- *
- * Return: 0 if @when has passed, else the time left, but never more than
- * %MAGLEV_HOLDOFF_MAX_MS: a time recorded long ago (jiffies wrap after
- * LONG_MAX, 24.8 days at HZ=1000) must not make anything wait that long.
- */
-static unsigned long maglev_delay(unsigned long now, unsigned long when)
-{
-	if (!time_before(now, when))
-		return 0;
-	return min(when - now, msecs_to_jiffies(MAGLEV_HOLDOFF_MAX_MS));
-}
-
-/*
- * Make @ms's build work run @delay jiffies from @now, or earlier if it is
- * already due earlier.  Takes a reference for work it queues.
- * Context: @ms->lock held.
- */
-static void maglev_queue(struct maglev_service *ms, unsigned long now,
-			 unsigned long delay)
-{
-	lockdep_assert_held(&ms->lock);
-	if (ms->dead)
-		return;
-	if (queue_delayed_work(maglev_wq, &ms->work, delay)) {
-		refcount_inc(&ms->ref);
-		ms->due = now + delay;
-	} else if (time_before(now + delay, ms->due)) {
-		/* Queued for later (a long retry delay): pull it in. */
-		if (!mod_delayed_work(maglev_wq, &ms->work, delay))
-			refcount_inc(&ms->ref);
-		ms->due = now + delay;
-	}
-}
-
-/* Record a configuration change of @ms and queue its build. */
-static void maglev_changed(struct maglev_service *ms)
-{
-	unsigned long now = jiffies;
-
-	spin_lock(&ms->lock);
-	ms->gen++;
-	maglev_queue(ms, now, maglev_delay(now, ms->next_build));
-	spin_unlock(&ms->lock);
-}
-
-/* A sysctl changed the table size: rebuild the namespace's services. */
-static void maglev_rebuild_net(struct maglev_net *mn)
-{
-	struct maglev_service *ms;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
-		maglev_changed(ms);
-	rcu_read_unlock();
-}
-
-/*
- * maglev_snapshot() - copy @ms's destinations into a new table descriptor
- *
- * Walks the IPVS service's destination list and takes a reference on each
- * destination under @ms->lock, so the backends are the service's
- * destinations at one instant (IPVS changes the list under RCU, each change
- * followed by its callback, which bumps @ms->gen under @ms->lock).
- * Returns NULL with *@err set: -ENOMEM, -E2BIG for more than
- * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
- * a dead service.  *@size is the namespace's table size at that instant.
- */
-static struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
-					  u64 *gen, u32 *size, int *err)
-{
-	struct maglev_lut *lut = NULL;
-	struct ip_vs_dest *dest;
-	u32 room = 0, n, i;
-
-	for (;;) {
-		spin_lock(&ms->lock);
-		if (ms->dead) {
-			*err = -ESHUTDOWN;
-			goto fail_unlock;
-		}
-		n = READ_ONCE(ms->svc->num_dests);
-		if (n > MAGLEV_MAX_BACKENDS) {
-			*err = -E2BIG;
-			goto fail_unlock;
-		}
-		if (lut && n <= room)
-			break;
-		spin_unlock(&ms->lock);
-		if (lut)
-			maglev_lut_free(lut);
-		/* Room for a few more, should some arrive meanwhile. */
-		room = n + 8;
-		lut = maglev_lut_alloc(room);
-		if (!lut) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-	}
-
-	*gen = ms->gen;
-	/* The namespace outlives its services' callbacks, not their builds. */
-	*size = READ_ONCE(ms->mn->table_size);
-	n = 0;
-	rcu_read_lock();
-	list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
-		struct maglev_backend *b = &lut->be[n];
-		int weight = atomic_read(&dest->weight);
-
-		if (n == room)
-			break;
-		ip_vs_dest_hold(dest);
-		lut->dest[n] = dest;
-		b->priv = dest;
-		/* IPVS allows weights up to INT_MAX. */
-		b->weight = max(weight, 0);
-		b->drain_weight = b->weight ? 0 :
-				  max(atomic_read(&dest->last_weight), 0);
-		n++;
-	}
-	rcu_read_unlock();
-	lut->nr = n;
-	spin_unlock(&ms->lock);
-
-	for (i = 0; i < lut->nr; i++) {
-		struct maglev_backend *b = &lut->be[i];
-		const struct ip_vs_dest *d = lut->dest[i];
-
-		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
-					       d->af, &d->addr, d->port);
-	}
-	return lut;
-
-fail_unlock:
-	spin_unlock(&ms->lock);
-	if (lut)
-		maglev_lut_free(lut);
-	return NULL;
-}
-
-/**
- * maglev_build_table() - build and publish a new table for a service
- * @ms: the service's state; the caller holds a reference
- *
- * Snapshots the destinations, builds the table with the namespace's table
- * size in new memory (charged to the service's memory cgroup) and swaps it
- * in.  On failure the published table (if any) is left alone and keeps
- * serving.
- *
- * Context: process context (the build work), no locks held; sleeps.
- * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
- */
-static int maglev_build_table(struct maglev_service *ms)
-{
-	struct maglev_lut *lut, *old;
-	struct mem_cgroup *old_memcg;
-	struct maglev_stats st = {};
+	struct maglev_net *mn = table->extra1;
 	const char *why = NULL;
-	void *work = NULL;
-	u64 t0, gen = 0;
-	u32 size, nr = 0, i;
+	unsigned int size = READ_ONCE(mn->table_size);
+	struct ctl_table tmp = {
+		.data = &size,
+		.maxlen = sizeof(size),
+		.mode = table->mode,
+	};
 	int ret;
 
-	old_memcg = set_active_memcg(ms->memcg);
-	lut = maglev_snapshot(ms, &gen, &size, &ret);
-	if (!lut) {
-		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
-		goto fail;
-	}
-	nr = lut->nr;
-
-	/* Only this work replaces the table, and it never runs twice at once. */
-	old = rcu_dereference_protected(ms->lut, true);
-
-	size = maglev_fit_size(size, nr);
-
-	ret = -ENOMEM;
-	why = "out of memory";
-	lut->table = maglev_mem_alloc(maglev_table_bytes(size), &lut->mem);
-	if (!lut->table)
-		goto fail_lut;
-	/* The scratch area serves maglev_build() and then maglev_churn(). */
-	work = kvmalloc(maglev_work_bytes(size, max(nr, old ? old->nr : 0)),
-			GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!work)
-		goto fail_lut;
-
-	why = NULL;
-	t0 = ktime_get_ns();
-	ret = maglev_build(lut->table, size, lut->be, nr, work, &st, &why);
-	lut->build_ns = ktime_get_ns() - t0;
-	if (ret)
-		goto fail_lut;
-
-	/* maglev_build() sorted the backends; the references follow them. */
-	for (i = 0; i < nr; i++)
-		lut->dest[i] = lut->be[i].priv;
-	lut->gen = gen;
-	lut->builds = old ? old->builds + 1 : 1;
-	if (old)
-		lut->churn = maglev_churn(old->table, old->be, old->nr,
-					  lut->table, lut->be, lut->nr, work);
-	else
-		lut->churn = lut->table->nr_filled;
-	kvfree(work);
-	set_active_memcg(old_memcg);
-
-	spin_lock(&ms->lock);
-	if (ms->dead) {
-		spin_unlock(&ms->lock);
-		maglev_lut_free(lut);
-		return -ESHUTDOWN;
-	}
-	rcu_assign_pointer(ms->lut, lut);
-	ms->table_gen = gen;
-	spin_unlock(&ms->lock);
-
-	if (old)
-		call_rcu(&old->rcu, maglev_lut_free_rcu);
-	return 0;
-
-fail_lut:
-	kvfree(work);
-	maglev_lut_free(lut);
-fail:
-	set_active_memcg(old_memcg);
-	if (ret == -ESHUTDOWN)
+	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
 		return ret;
-	if (ret == -ENOMEM)
-		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
-	else
-		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
-	pr_warn_ratelimited("%s: table build (%u dests) failed: %s (%d)%s\n",
-			    ms->name, nr, why ? why : "out of memory", ret,
-			    ret == -ENOMEM ? "; retrying" : "");
+	if (maglev_check_size(size, &why)) {
+		pr_err_ratelimited("maglev_table_size %u rejected: %s\n", size,
+				   why ? why : "invalid size");
+		return -EINVAL;
+	}
+	mutex_lock(&mn->cfg_lock);
+	if (size != mn->table_size) {
+		WRITE_ONCE(mn->table_size, size);
+		maglev_rebuild_net(mn);
+	}
+	mutex_unlock(&mn->cfg_lock);
+	return 0;
+}
+
+static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
+				 void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct maglev_net *mn = table->extra1;
+	unsigned int ms = READ_ONCE(mn->holdoff_ms);
+	struct ctl_table tmp = {
+		.data = &ms,
+		.maxlen = sizeof(ms),
+		.mode = table->mode,
+	};
+	int ret;
+
+	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
+		return ret;
+	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
+		pr_err_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
+				   ms, MAGLEV_HOLDOFF_MAX_MS);
+		return -EINVAL;
+	}
+	WRITE_ONCE(mn->holdoff_ms, ms);
+	return 0;
+}
+
+/*
+ * The key: 32 hex digits, read and written only with CAP_NET_ADMIN in the
+ * namespace's user namespace (the file is 0600 as well).
+ */
+static int maglev_sysctl_key(maglev_ctl_table *table, int write,
+			     void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct maglev_net *mn = table->extra1;
+	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
+	u8 b[MAGLEV_KEY_BYTES];
+	unsigned int i;
+	struct ctl_table tmp = {
+		.data = text,
+		.maxlen = sizeof(text),
+		.mode = table->mode,
+	};
+	int ret;
+
+	if (!ns_capable(mn->net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	if (!write) {
+		const struct maglev_key *k;
+
+		rcu_read_lock();
+		k = rcu_dereference(mn->key);
+		for (i = 0; i < MAGLEV_KEY_BYTES; i++)
+			b[i] = k->key.key[i / 8] >> (8 * (i % 8));
+		rcu_read_unlock();
+		bin2hex(text, b, MAGLEV_KEY_BYTES);
+		memzero_explicit(b, sizeof(b));
+	}
+	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
+	if (write && !ret) {
+		if (maglev_parse_key(text, strlen(text), b)) {
+			pr_err_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
+			ret = -EINVAL;
+		} else {
+			ret = maglev_set_key(mn, b);
+		}
+	}
+	memzero_explicit(b, sizeof(b));
+	memzero_explicit(text, sizeof(text));
 	return ret;
 }
 
-/**
- * maglev_next_build() - when a service's next build may start
- * @end: jiffies at the end of the attempt that just finished
- * @took: its duration in jiffies
- * @holdoff: the namespace's hold-off in jiffies
- *
- * Return: @end plus the hold-off, or plus the attempt's duration when that
- * is longer (up to %MAGLEV_HOLDOFF_LONG): builds take at most about half
- * of a CPU per service.
- */
-static unsigned long maglev_next_build(unsigned long end, unsigned long took,
-				       unsigned long holdoff)
-{
-	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
-}
+static struct ctl_table maglev_ctl_template[] = {
+	{
+		.procname	= "maglev_table_size",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= maglev_sysctl_size,
+	},
+	{
+		.procname	= "maglev_holdoff_ms",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= maglev_sysctl_holdoff,
+	},
+	{
+		.procname	= "maglev_hash_key",
+		.maxlen		= 2 * MAGLEV_KEY_BYTES + 2,
+		.mode		= 0600,
+		.proc_handler	= maglev_sysctl_key,
+	},
+	{ }
+};
 
-/**
- * maglev_retry_delay() - the delay before retrying a build that ran out of memory
- * @prev: the previous retry delay, 0 after a build that did not
- *
- * Return: %MAGLEV_RETRY_MIN, then twice @prev up to %MAGLEV_RETRY_MAX.
- */
-static unsigned long maglev_retry_delay(unsigned long prev)
+static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 {
-	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
-}
+	size_t n = ARRAY_SIZE(maglev_ctl_template);
+	size_t i;
 
-static void maglev_build_work(struct work_struct *work)
-{
-	struct maglev_service *ms = container_of(to_delayed_work(work),
-						 struct maglev_service, work);
-	unsigned long start = jiffies, wait, end;
-	unsigned int holdoff;
-	int ret;
-
-	spin_lock(&ms->lock);
-	/* A retry does not wait for the hold-off; anything else does. */
-	wait = ms->retry ? 0 : maglev_delay(start, ms->next_build);
-	if (wait) {
-		maglev_queue(ms, start, wait);
-		spin_unlock(&ms->lock);
-		maglev_put(ms);
-		return;
+	mn->ctl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
+			  GFP_KERNEL_ACCOUNT);
+	if (!mn->ctl)
+		return -ENOMEM;
+	for (i = 0; i < n - 1; i++)
+		mn->ctl[i].extra1 = mn;
+#ifdef MAGLEV_HAVE_SYSCTL_SZ
+	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl, n - 1);
+#else
+	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", mn->ctl);
+#endif
+	if (!mn->sysctl) {
+		kfree(mn->ctl);
+		return -ENOMEM;
 	}
-	spin_unlock(&ms->lock);
-
-	ret = maglev_build_table(ms);
-
-	spin_lock(&ms->lock);
-	end = jiffies;
-	/* ms->mn is only known to be alive while the service is. */
-	holdoff = ms->dead ? 0 : READ_ONCE(ms->mn->holdoff_ms);
-	ms->next_build = maglev_next_build(end, end - start,
-					   msecs_to_jiffies(holdoff));
-	if (ret == -ENOMEM) {
-		ms->retry = maglev_retry_delay(ms->retry);
-		maglev_queue(ms, end, ms->retry);
-	} else {
-		ms->retry = 0;
-	}
-	spin_unlock(&ms->lock);
-	maglev_put(ms);
+	return 0;
 }
+
+/* Scheduler ops */
 
 /**
  * ip_vs_maglev_init_svc() - set up a service that starts using maglev
@@ -1033,264 +623,6 @@ out:
 	return dest;
 }
 
-/* /proc/net/ip_vs_maglev */
-
-static void maglev_show_service(struct seq_file *seq,
-				struct maglev_service *ms)
-{
-	static const struct maglev_table none = {};
-	const struct maglev_table *t = &none;
-	const struct maglev_lut *lut;
-	u64 gen, table_gen;
-	u32 i, nr = 0, flags = 0;
-
-	/*
-	 * IPVS may free the service without a grace period once done_service
-	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.
-	 */
-	spin_lock(&ms->lock);
-	if (!ms->dead)
-		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
-	table_gen = ms->table_gen;
-	gen = ms->gen;
-	spin_unlock(&ms->lock);
-	lut = rcu_dereference(ms->lut);
-	if (lut) {
-		t = lut->table;
-		nr = lut->nr;
-	}
-	seq_printf(seq,
-		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu\n",
-		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
-		   nr, lut ? lut->builds : 0, lut ? lut->churn : 0,
-		   lut ? lut->build_ns : 0, READ_ONCE(ms->alloc_fail),
-		   READ_ONCE(ms->build_fail), t->digest, gen != table_gen,
-		   gen, table_gen, lut ? lut->mem : 0);
-	for (i = 0; i < nr; i++) {
-		const struct maglev_backend *b = &lut->be[i];
-
-		seq_printf(seq, "  dest %.*s weight %u slots %u\n",
-			   (int)b->name_len, b->name, b->weight, b->slots);
-	}
-}
-
-/* One record per service of the reader's namespace, under RCU. */
-static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
-	__acquires(RCU)
-{
-	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
-	struct maglev_service *ms;
-	loff_t n = *pos;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
-		if (n-- == 0)
-			return ms;
-	return NULL;
-}
-
-static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
-{
-	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
-	struct maglev_service *ms = v;
-	struct list_head *next;
-
-	++*pos;
-	next = rcu_dereference(list_next_rcu(&ms->node));
-	if (next == &mn->services)
-		return NULL;
-	return list_entry(next, struct maglev_service, node);
-}
-
-static void maglev_seq_stop(struct seq_file *seq, void *v)
-	__releases(RCU)
-{
-	rcu_read_unlock();
-}
-
-static int maglev_seq_show(struct seq_file *seq, void *v)
-{
-	maglev_show_service(seq, v);
-	return 0;
-}
-
-static const struct seq_operations maglev_seq_ops = {
-	.start = maglev_seq_start,
-	.next = maglev_seq_next,
-	.stop = maglev_seq_stop,
-	.show = maglev_seq_show,
-};
-
-/* Sysctls: net.ipv4.vs.maglev_* of each network namespace */
-
-static void maglev_key_free_rcu(struct rcu_head *head)
-{
-	kfree_sensitive(container_of(head, struct maglev_key, rcu));
-}
-
-/* Publish @b as @mn's key; the next lookup uses it.  Takes cfg_lock. */
-static int maglev_set_key(struct maglev_net *mn, const u8 *b)
-{
-	struct maglev_key *k, *old;
-
-	k = kzalloc(sizeof(*k), GFP_KERNEL_ACCOUNT);
-	if (!k)
-		return -ENOMEM;
-	maglev_key_from_bytes(&k->key, b);
-	k->fp = maglev_key_fingerprint(&k->key);
-	mutex_lock(&mn->cfg_lock);
-	old = rcu_replace_pointer(mn->key, k, lockdep_is_held(&mn->cfg_lock));
-	mutex_unlock(&mn->cfg_lock);
-	if (old)
-		call_rcu(&old->rcu, maglev_key_free_rcu);
-	return 0;
-}
-
-static int maglev_sysctl_size(maglev_ctl_table *table, int write,
-			      void *buffer, size_t *lenp, loff_t *ppos)
-{
-	struct maglev_net *mn = table->extra1;
-	const char *why = NULL;
-	unsigned int size = READ_ONCE(mn->table_size);
-	struct ctl_table tmp = {
-		.data = &size,
-		.maxlen = sizeof(size),
-		.mode = table->mode,
-	};
-	int ret;
-
-	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
-	if (!write || ret)
-		return ret;
-	if (maglev_check_size(size, &why)) {
-		pr_err_ratelimited("maglev_table_size %u rejected: %s\n", size,
-				   why ? why : "invalid size");
-		return -EINVAL;
-	}
-	mutex_lock(&mn->cfg_lock);
-	if (size != mn->table_size) {
-		WRITE_ONCE(mn->table_size, size);
-		maglev_rebuild_net(mn);
-	}
-	mutex_unlock(&mn->cfg_lock);
-	return 0;
-}
-
-static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
-				 void *buffer, size_t *lenp, loff_t *ppos)
-{
-	struct maglev_net *mn = table->extra1;
-	unsigned int ms = READ_ONCE(mn->holdoff_ms);
-	struct ctl_table tmp = {
-		.data = &ms,
-		.maxlen = sizeof(ms),
-		.mode = table->mode,
-	};
-	int ret;
-
-	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
-	if (!write || ret)
-		return ret;
-	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
-		pr_err_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
-				   ms, MAGLEV_HOLDOFF_MAX_MS);
-		return -EINVAL;
-	}
-	WRITE_ONCE(mn->holdoff_ms, ms);
-	return 0;
-}
-
-/*
- * The key: 32 hex digits, read and written only with CAP_NET_ADMIN in the
- * namespace's user namespace (the file is 0600 as well).
- */
-static int maglev_sysctl_key(maglev_ctl_table *table, int write,
-			     void *buffer, size_t *lenp, loff_t *ppos)
-{
-	struct maglev_net *mn = table->extra1;
-	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
-	u8 b[MAGLEV_KEY_BYTES];
-	unsigned int i;
-	struct ctl_table tmp = {
-		.data = text,
-		.maxlen = sizeof(text),
-		.mode = table->mode,
-	};
-	int ret;
-
-	if (!ns_capable(mn->net->user_ns, CAP_NET_ADMIN))
-		return -EPERM;
-	if (!write) {
-		const struct maglev_key *k;
-
-		rcu_read_lock();
-		k = rcu_dereference(mn->key);
-		for (i = 0; i < MAGLEV_KEY_BYTES; i++)
-			b[i] = k->key.key[i / 8] >> (8 * (i % 8));
-		rcu_read_unlock();
-		bin2hex(text, b, MAGLEV_KEY_BYTES);
-		memzero_explicit(b, sizeof(b));
-	}
-	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
-	if (write && !ret) {
-		if (maglev_parse_key(text, strlen(text), b)) {
-			pr_err_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
-			ret = -EINVAL;
-		} else {
-			ret = maglev_set_key(mn, b);
-		}
-	}
-	memzero_explicit(b, sizeof(b));
-	memzero_explicit(text, sizeof(text));
-	return ret;
-}
-
-static struct ctl_table maglev_ctl_template[] = {
-	{
-		.procname	= "maglev_table_size",
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= maglev_sysctl_size,
-	},
-	{
-		.procname	= "maglev_holdoff_ms",
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= maglev_sysctl_holdoff,
-	},
-	{
-		.procname	= "maglev_hash_key",
-		.maxlen		= 2 * MAGLEV_KEY_BYTES + 2,
-		.mode		= 0600,
-		.proc_handler	= maglev_sysctl_key,
-	},
-	{ }
-};
-
-static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
-{
-	size_t n = ARRAY_SIZE(maglev_ctl_template);
-	size_t i;
-
-	mn->ctl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
-			  GFP_KERNEL_ACCOUNT);
-	if (!mn->ctl)
-		return -ENOMEM;
-	for (i = 0; i < n - 1; i++)
-		mn->ctl[i].extra1 = mn;
-#ifdef MAGLEV_HAVE_SYSCTL_SZ
-	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl, n - 1);
-#else
-	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", mn->ctl);
-#endif
-	if (!mn->sysctl) {
-		kfree(mn->ctl);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Registration */
 
 /*
@@ -1309,23 +641,25 @@ static int __net_init maglev_net_init(struct net *net)
 	INIT_LIST_HEAD(&mn->services);
 	mutex_init(&mn->cfg_lock);
 	mn->net = net;
-	/* The module parameters are the defaults of a new namespace. */
+	/*
+	 * The module parameters are the defaults of a new namespace, but for
+	 * the key of one owned by another user namespace: whoever owns that
+	 * one reads its key, so it starts with the public default.
+	 */
 	kernel_param_lock(THIS_MODULE);
 	mn->table_size = maglev_table_size;
 	mn->holdoff_ms = maglev_holdoff_ms;
-	ret = maglev_set_key(mn, maglev_hash_key);
+	ret = maglev_set_key(mn, net->user_ns == &init_user_ns ?
+			     maglev_hash_key : maglev_public_key);
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
 		return ret;
 	ret = maglev_sysctl_register(net, mn);
 	if (ret)
 		goto fail_key;
-	if (IS_ENABLED(CONFIG_PROC_FS) &&
-	    !proc_create_net("ip_vs_maglev", 0444, net->proc_net,
-			     &maglev_seq_ops, sizeof(struct seq_net_private))) {
-		ret = -ENOMEM;
+	ret = maglev_proc_init(net);
+	if (ret)
 		goto fail_sysctl;
-	}
 	return 0;
 
 fail_sysctl:
@@ -1347,7 +681,7 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 * pernet storage, which is freed only after every exit method ran.
 	 * Builds still running then touch only their own memory.
 	 */
-	remove_proc_entry("ip_vs_maglev", net->proc_net);
+	maglev_proc_exit(net);
 	unregister_net_sysctl_table(mn->sysctl);
 	kfree(mn->ctl);
 	old = rcu_replace_pointer(mn->key, &maglev_exit_key, true);
@@ -1416,3 +750,7 @@ module_init(ip_vs_maglev_init);
 module_exit(ip_vs_maglev_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("IPVS maglev consistent hashing scheduler");
+
+#ifdef MAGLEV_KUNIT
+#include "kunit/maglev_glue_test.c"
+#endif

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suite "maglev_glue": the IPVS glue of maglev_main.c (compiled into
- * this module with it, see maglev_glue_core.c) on destinations made up here:
- * backend names, the destination snapshot a build starts from, the fallback
- * choice for unavailable destinations, and table memory accounting.
+ * KUnit suite "maglev_glue": the IPVS glue on destinations and services made
+ * up here: backend names, the destination snapshot a build starts from,
+ * /proc after done_service, the timing rule, the fallback choice for
+ * unavailable destinations, and table memory accounting.  maglev_main.c
+ * includes this file at its end when built with MAGLEV_KUNIT=1 (see
+ * Kbuild), so its static functions are in reach.
  */
-#include "../maglev_main.c"
-
 #include <kunit/test.h>
 #include <linux/inet.h>
 
@@ -263,7 +263,7 @@ static const struct delay_case delay_cases[] = {
 	/* Idle for more than LONG_MAX jiffies: time_before() says "future". */
 	{ "recorded LONG_MAX + 1 ago", (unsigned long)LONG_MAX + 1001, 1000,
 	  DELAY_MAX },
-	{ "recorded ULONG_MAX - 9 ago", ULONG_MAX - 9 + 1000, 1000,
+	{ "recorded LONG_MAX + 10 ago", (unsigned long)LONG_MAX + 1010, 1000,
 	  DELAY_MAX },
 };
 

@@ -5,9 +5,9 @@
 #
 # The test kernel builds mh in with its default 4093 slots. To compare at
 # 65521 slots, the kernel tree's own net/netfilter/ipvs/ip_vs_mh.c, not
-# modified, is built as a module with scripts/bench-guest/mh16.h forced in:
+# modified, is built as a module with tools/bench/guest/mh16.h forced in:
 # CONFIG_IP_VS_MH_TAB_INDEX 16 and the scheduler name "mh65521". The guest
-# side, scripts/bench-guest/rebuild.sh, says what is measured.
+# side, tools/bench/guest/rebuild.sh, says what is measured.
 #
 # Environment: BENCH_N (real servers, default 1000), QEMU_TIMEOUT (default
 # 900 s; TCG on a busy machine is slow). Logs: build/check/bench-guest/.
@@ -35,7 +35,7 @@ cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
 mhsrc=$kdir/net/netfilter/ipvs/ip_vs_mh.c
 [ -f "$mhsrc" ] || die "$mhsrc not found in the test kernel tree"
 cp "$mhsrc" "$w/mh16/ip_vs_mh16.c"
-cp "$TOP/scripts/bench-guest/mh16.h" "$w/mh16/"
+cp "$TOP/tools/bench/guest/mh16.h" "$w/mh16/"
 cat >"$w/mh16/Kbuild" <<'EOF'
 obj-m := ip_vs_mh16.o
 ccflags-y := -include $(src)/mh16.h
@@ -46,8 +46,8 @@ cp "$w/mh16/ip_vs_mh16.ko" "$w/root/maglev/deps/"
 echo ip_vs_mh16.ko >"$w/root/maglev/deps.list"
 
 "${HOSTCC:-cc}" -static -O2 -Wall -o "$w/root/maglev/bin/nsclock" \
-	"$TOP/scripts/bench-guest/nsclock.c"
-cp "$TOP/scripts/bench-guest/rebuild.sh" "$w/root/maglev/tests/"
+	"$TOP/tools/bench/guest/nsclock.c"
+cp "$TOP/tools/bench/guest/rebuild.sh" "$w/root/maglev/tests/"
 
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 

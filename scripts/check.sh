@@ -6,7 +6,9 @@
 # Steps (each ends with its own "N passed, N failed" line):
 #   host     tests/run.sh                host unit tests
 #   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers, i386
-#   static   scripts/static-check.sh     checkpatch --strict, sparse
+#   static   scripts/static-check.sh     scripts/doc-check.sh (links, make
+#                                        targets, paths in README.md and
+#                                        docs/), checkpatch --strict, sparse
 #   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
 #   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
@@ -17,23 +19,18 @@
 #                                        on the mh build, stock 6.12 in QEMU
 #   deb      scripts/deb-test.sh         make deb, DKMS build from the
 #                                        packages, load in stock 6.12
+#   fresh    scripts/fresh-test.sh       "make demo" from a clean clone of
+#                                        HEAD in a minimal Debian 12 root
+#                                        (mmdebstrap, cached), chroot
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
+# docs/testing.md says what each step proves.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${CHECK_STEPS:-host compile static fuzz vm stock dkms keepalived deb vm-debug}
+STEPS=${CHECK_STEPS:-host compile static fuzz vm stock dkms keepalived deb fresh vm-debug}
 
-# boot_state: installed linux-image packages and what /boot and the /vmlinuz
-# and /initrd.img links hold, to compare at the end.
-boot_state() {
-	dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
-		'linux-image-*' 2>/dev/null | awk '$1 == "ii" { print $2, $3 }'
-	find /boot -printf '%p %s %T@ %l\n' 2>/dev/null | LC_ALL=C sort
-	find / -maxdepth 1 \( -name 'vmlinuz*' -o -name 'initrd.img*' \) \
-		-printf '%p %l\n' 2>/dev/null | LC_ALL=C sort
-}
 boot_before=$(boot_state)
 
 need_pkgs "${CHECK_PKGS[@]}"
@@ -54,6 +51,7 @@ step_cmd() {
 	dkms)	echo "$TOP/scripts/dkms-test.sh" ;;
 	keepalived) echo "$TOP/scripts/stock-keepalived.sh" ;;
 	deb)	echo "$TOP/scripts/deb-test.sh" ;;
+	fresh)	echo "$TOP/scripts/fresh-test.sh" ;;
 	*)	return 1 ;;
 	esac
 }

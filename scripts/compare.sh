@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # compare.sh: "make compare". Maglev or ring? Builds build/maglev-compare
-# (tools/compare.c), prints its table and draws build/compare/compare.png
-# and compare.svg with gnuplot (tools/compare.gp).
+# (tools/bench/compare.c), prints its table and draws build/compare/compare.png
+# and compare.svg with gnuplot (tools/bench/compare.gp).
 #
 # Environment: COMPARE_OUT (output directory, default build/compare), and
-# COMPARE_NS, COMPARE_KEYS, COMPARE_RUNS as described in tools/compare.c.
+# COMPARE_NS, COMPARE_KEYS, COMPARE_RUNS as described in tools/bench/compare.c.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -17,5 +17,5 @@ make -s -C "$TOP" build/maglev-compare >&2
 start=$(date +%s%N)
 "$TOP/build/maglev-compare" "$out"
 echo "# compare: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-gnuplot -e "data='$out/compare.tsv'; out='$out'" "$TOP/tools/compare.gp"
+gnuplot -e "data='$out/compare.tsv'; out='$out'" "$TOP/tools/bench/compare.gp"
 echo "# charts: $out/compare.png $out/compare.svg"

@@ -1,10 +1,12 @@
 #!/bin/bash
 # compile-test.sh: build ip_vs_maglev.ko with W=1 against Debian's stock
-# 6.1 and 6.12 cloud headers, and it and the KUnit module against the test
-# kernel (the stock kernels lack CONFIG_KUNIT) and against a 32-bit x86
+# 6.1 and 6.12 cloud headers, and it with and without its KUnit suites
+# (MAGLEV_KUNIT=1) against the test kernel (the stock kernels lack
+# CONFIG_KUNIT) and against a 32-bit x86
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
-# is an undefined symbol.
+# is an undefined symbol, and against the 6.1 headers rewritten to the
+# form of stable releases before dest->cflags.
 # Any compiler or modpost warning about our files is a failure. The stock
 # headers come from the cache (stock_headers in lib.sh), not /usr/src.
 # Logs: build/check/compile/.
@@ -23,15 +25,17 @@ compile() {
 		return
 	fi
 	: >"$log"
-	for m in "$src" "$src/kunit"; do
-		[ -f "$m/Kbuild" ] || continue
-		# The KUnit module needs a kernel with CONFIG_KUNIT.
-		[ "$m" = "$src/kunit" ] &&
+	for kunit in '' MAGLEV_KUNIT=1; do
+		# The KUnit suites need a kernel with CONFIG_KUNIT.
+		[ -n "$kunit" ] &&
 			! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf" &&
 			continue
-		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$m" W=1 modules \
-			>>"$log" 2>&1; then
-			fail "compile $name: build failed in ${m#"$src"/} (see $log)"
+		make -C "$kdir" ${arch:+ARCH=$arch} M="$src" clean >/dev/null 2>&1 ||
+			true
+		# shellcheck disable=SC2086 # kunit is one word or none
+		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$src" W=1 $kunit \
+			modules >>"$log" 2>&1; then
+			fail "compile $name: build failed${kunit:+ with $kunit} (see $log)"
 			grep -iE 'error|warning' "$log" | head -n 20
 			return
 		fi
@@ -149,6 +153,41 @@ for series in 6.1 6.12; do
 		fail "compile: get the headers of Debian's $series cloud kernel"
 	fi
 done
+# Stable 6.1.y and 6.6.y releases before the dest->cflags backport kept
+# the availability bit in dest->flags (IP_VS_DEST_F_AVAILABLE); the
+# current 6.1 headers rewritten to that form build the other side of
+# include/kcompat.mk. Hard links, and sed -i writes new files, so the
+# cached headers stay as they are.
+# pre_cflags_tree KDIR VER: print the rewritten tree's build directory.
+pre_cflags_tree() {
+	local kdir=$1 ver=$2 root dir h
+	root=${kdir%%/usr/src/*}
+	dir="$w/pre-cflags"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -al "$root" "$dir/root" || return 1
+	sed -i "s|$root/|$dir/root/|" "$dir/root/usr/src/linux-headers-$ver/Makefile" ||
+		return 1
+	h=$(find "$dir/root/usr/src" -path '*/include/net/ip_vs.h' | head -n 1)
+	[ -n "$h" ] && grep -q IP_VS_DEST_CF_AVAILABLE "$h" || return 1
+	sed -i -e '/unsigned long[[:space:]]*cflags;/d' \
+		-e 's/IP_VS_DEST_CF_AVAILABLE/IP_VS_DEST_F_AVAILABLE/' "$h" || return 1
+	! grep -q cflags "$h" || return 1
+	echo "$dir/root/usr/src/linux-headers-$ver"
+}
+
+if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
+	compile "$STOCK_VER-pre-cflags" "$kdir"
+	if grep -q -- -DMAGLEV_HAVE_DEST_CFLAGS \
+		"$w/src-$STOCK_VER-pre-cflags/.maglev_main.o.cmd" 2>/dev/null; then
+		fail "compile $STOCK_VER-pre-cflags: Kbuild still saw dest->cflags"
+	else
+		pass "compile $STOCK_VER-pre-cflags: built with dest->flags (no cflags)"
+	fi
+	rm -rf "$w/pre-cflags"
+else
+	fail "compile: rewrite the 6.1 headers to the form before dest->cflags"
+fi
 compile test-kernel "$("$TOP/scripts/build-kernel.sh")"
 if kdir=$(i386_tree); then
 	compile i386 "$kdir" i386

@@ -118,10 +118,11 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # No linux-headers packages: they pull in linux-image packages, which
 # change the boot kernel; stock_headers fetches them into the cache.
 # keepalived's libraries come from its own Depends (stock-keepalived.sh);
-# debhelper, dh-dkms: make deb.
+# debhelper, dh-dkms: make deb; python3-prometheus-client: the parser
+# that checks maglev-fleet's exposition; mmdebstrap: the fresh step.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
 	    ipvsadm iproute2 socat debhelper dh-dkms
-	    dpkg-dev gnuplot-nox python3)
+	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then
@@ -430,6 +431,17 @@ stock_modules() {
 	done <<<"$deps"
 }
 
+# boot_state: installed linux-image packages and what /boot and the /vmlinuz
+# and /initrd.img links hold, to compare before and after a run
+# (check.sh, fresh-test.sh).
+boot_state() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
+		'linux-image-*' 2>/dev/null | awk '$1 == "ii" { print $2, $3 }'
+	find /boot -printf '%p %s %T@ %l\n' 2>/dev/null | LC_ALL=C sort
+	find / -maxdepth 1 \( -name 'vmlinuz*' -o -name 'initrd.img*' \) \
+		-printf '%p %l\n' 2>/dev/null | LC_ALL=C sort
+}
+
 # Results: every check prints "PASS: <what>" or "FAIL: <what>" and the
 # script ends with summary, which prints "N passed, N failed".
 PASSED=0
@@ -453,8 +465,8 @@ summary() {
 }
 
 # Module source files copied by stage_sources.
-MODULE_SOURCES=(Kbuild Makefile dkms.conf include kunit maglev_main.c maglev_table.c
-		maglev_excl.c)
+MODULE_SOURCES=(Kbuild Makefile dkms.conf include kunit maglev_main.c
+		maglev_build.c maglev_proc.c maglev_table.c maglev_excl.c)
 
 # stage_sources DEST: copy the module sources (no build products) into DEST,
 # so builds for different kernels neither share objects nor touch the tree.

@@ -5,7 +5,7 @@
  * maglev_ref_fill() follows the "Fill" paragraph of maglev_table.h word for
  * word, with no tricks, so that the optimised maglev_fill() can be checked
  * bit-identical against it.  (The benchmark's ip_vs_mh baseline is a
- * faithful port of ip_vs_mh, tools/mh_port.c.)
+ * faithful port of ip_vs_mh, tools/bench/mh_port.c.)
  *
  * Userspace only: it may allocate.
  */

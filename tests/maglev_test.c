@@ -478,6 +478,7 @@ static void test_key_hash(void)
 static void test_lookup_spread(void)
 {
 	struct set s;
+	const siphash_key_t zero = { { 0, 0 } };
 	u32 cnt[10] = { 0 }, i, keys = 200000;
 
 	set_init(&s, 65537, 10);
@@ -489,7 +490,7 @@ static void test_lookup_spread(void)
 	for (i = 0; i < keys; i++) {
 		u8 key[6] = { 192, 168, i >> 16 & 255, i >> 8 & 255, i & 255,
 			      (i * 7) & 255 };
-		u32 o = maglev_lookup(s.t, maglev_hash(key, 6, 0));
+		u32 o = maglev_lookup(s.t, maglev_key_hash(key, 6, &zero));
 
 		check(o < 10, "owner %u", o);
 		if (o < 10)

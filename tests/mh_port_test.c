@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host tests of tools/mh_port.c, the ip_vs_mh port make bench-host
+ * Host tests of tools/bench/mh_port.c, the ip_vs_mh port make bench-host
  * measures against: its hsiphash against the kernel's own test vectors
  * (lib/siphash_kunit.c, 64-bit), and its tables against the plain reference
  * fill run on ip_vs_mh's setup (list order, hsiphash offsets and skips,

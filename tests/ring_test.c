@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host unit tests of ring_hash.c and tools/ring_set.c (seeds 002 and 004),
+ * Host unit tests of tools/ring/ring_hash.c and tools/ring/ring_set.c (seeds 002 and 004),
  * built with -Werror and ASan + UBSan.  Prints "ok"/"not ok" per test and
  * ends with "N passed, N failed".
  */

@@ -37,7 +37,7 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
-	maglev_table.c; then
+	maglev_table.c tools/siphash.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: host unit test: /p' "$log"
 	count "$log" "host unit tests"
@@ -46,11 +46,25 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== SipHash-2-4 and key helpers (reference vectors; ASan, UBSan)"
+if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -Iinclude -Itests \
+	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
+	maglev_table.c; then
+	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: siphash test: /p' "$log"
+	count "$log" "siphash tests"
+else
+	echo "FAIL: siphash tests do not build"
+	fail=$((fail + 1))
+fi
+
 echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itests -Itools \
-	-o build/mh-port-test tests/mh_port_test.c tools/mh_port.c \
+	-fno-sanitize-recover=all -Iinclude -Itests -Itools -Itools/bench \
+	-o build/mh-port-test tests/mh_port_test.c tools/bench/mh_port.c \
 	tests/maglev_ref.c maglev_table.c; then
 	build/mh-port-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: mh port test: /p' "$log"
@@ -69,11 +83,20 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== maglev-fleet tests (fleet check, Prometheus export)"
+if [ -x tests/fleet/run.sh ]; then
+	tests/fleet/run.sh | tee "$log" || true
+	count "$log" "maglev-fleet tests"
+else
+	echo "FAIL: tests/fleet/run.sh missing"
+	fail=$((fail + 1))
+fi
+
 echo "== ring unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itools \
-	-o build/ring-test tests/ring_test.c ring_hash.c tools/ring_set.c; then
+	-fno-sanitize-recover=all -Iinclude -Itools -Itools/ring \
+	-o build/ring-test tests/ring_test.c tools/ring/ring_hash.c tools/ring/ring_set.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log" || true
 	sed -n 's/^not ok - /FAIL: ring unit test: /p' "$log"
 	count "$log" "ring unit tests"
@@ -89,6 +112,37 @@ count "$log" "maglev-sim ring tests"
 echo "== make compare (reduced)"
 tests/compare.sh | tee "$log" || true
 count "$log" "make compare"
+
+echo "== doc checker self-test (scripts/doc-check.sh on a small tree)"
+# A tree whose docs are right passes; the same with a dead link fails.
+dt=$(mktemp -d)
+mkdir -p "$dt/docs" "$dt/scripts"
+printf '.PHONY: all help\nall:\nhelp:\n\t@echo "  make [all]  build"\n\t@echo "  make help   this list"\n' >"$dt/Makefile"
+# shellcheck disable=SC2016 # backticks are Markdown
+printf '# T\n\n## Part one\n\nSee [one](docs/one.md#more), `make all`, `scripts/x.sh`.\n' >"$dt/README.md"
+printf '# One\n\n## More\n\nBack to [the top](../README.md#part-one).\n' >"$dt/docs/one.md"
+: >"$dt/scripts/x.sh"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "PASS: doc-check passes a right tree"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a right tree:"
+	grep '^FAIL' "$log"
+	fail=$((fail + 1))
+fi
+sed -i 's|docs/one.md#more|docs/two.md|' "$dt/README.md"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "FAIL: doc-check passes a dead link"
+	fail=$((fail + 1))
+elif grep -q '^FAIL: docs: README.md:5: link docs/two.md: no such file' "$log"; then
+	echo "PASS: doc-check fails on a dead link"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a dead link without naming it:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+rm -rf "$dt"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

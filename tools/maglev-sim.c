@@ -47,7 +47,8 @@ static const char sim_help[] =
 "                            a positive weight ends draining.\n"
 "  REBUILD                   rebuild with the current set (applies SIZE)\n"
 "\n"
-"Parameters (like the module parameters table_size and hash_seed):\n"
+"Parameters (like the module parameter table_size and the sysctl\n"
+"net.ipv4.vs.maglev_hash_key):\n"
 "  SIZE <M>                  table size, a prime in 251..5000011 (default\n"
 "                            65537).  Like table_size, it takes effect at the\n"
 "                            next rebuild, not at once.  A table gets at\n"
@@ -55,9 +56,12 @@ static const char sim_help[] =
 "                            than M it uses the smallest prime >= their\n"
 "                            number (STATS shows size= in use, next_size=\n"
 "                            as set)\n"
-"  SEED <u64>                hash seed of LOOKUP and LOOKUP_ADDR (default 0;\n"
-"                            decimal, 0x hex or 0 octal, as the kernel reads\n"
-"                            hash_seed).  Takes effect at once.\n"
+"  KEY <32 hex digits>       128-bit key of the client hash of LOOKUP and\n"
+"                            LOOKUP_ADDR (SipHash-2-4), 16 bytes in hex,\n"
+"                            first byte first, as maglev_hash_key is written\n"
+"                            (default all zero).  Takes effect at once.\n"
+"  FINGERPRINT               the key's fingerprint, 8 lowercase hex digits,\n"
+"                            as /proc/net/ip_vs_maglev shows it (key FP)\n"
 "\n"
 "Questions (about the table currently serving):\n"
 "  CHURN                     slots whose owner changed in the last rebuild;\n"
@@ -65,7 +69,8 @@ static const char sim_help[] =
 "                            the table counts M (all slots if it changed\n"
 "                            the size)\n"
 "  OWNER <slot>              owner of a slot, 0..M-1\n"
-"  LOOKUP <key>              owner of a text key: maglev_hash over its bytes\n"
+"  LOOKUP <key>              owner of a text key: SipHash-2-4 of its bytes\n"
+"                            under KEY (maglev_key_hash())\n"
 "  LOOKUP_ADDR <addr>        owner of an address, hashed as the scheduler\n"
 "                            does: the 4- or 16-byte address in network\n"
 "                            order, then the 2-byte port in network order\n"
@@ -77,7 +82,8 @@ static const char sim_help[] =
 "  DIGEST                    table digest, 16 lowercase hex digits\n"
 "  SHOW                      \"<name> weight=W drain=D turns=T slots=S\" per\n"
 "                            backend, in name order\n"
-"  STATS                     table size, pending size, seed, backends,\n"
+"  STATS                     table size, pending size, key fingerprint,\n"
+"                            backends,\n"
 "                            filled slots, fills and probes of the last build\n"
 "\n"
 "Algorithm (the backend set is kept across changes):\n"
@@ -114,7 +120,7 @@ struct sim {
 	u32 nr_node;
 
 	u32 next_size;		/* table size of the next rebuild */
-	u64 seed;
+	siphash_key_t key;	/* client hash key (KEY), all zero at first */
 
 	/* the table serving now, with its backends in name order */
 	struct maglev_table *cur;
@@ -201,36 +207,41 @@ static int parse_u32(struct sim *s, const char *str, u32 max,
 	return 0;
 }
 
-static int parse_u64(struct sim *s, const char *str, u64 *out)
+/* Value of a hex digit, -1 for anything else. */
+static int hex_digit(char c)
 {
-	unsigned int base = 10, d;
-	const char *p = str;
-	u64 v = 0;
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
-	/* as the kernel reads hash_seed (kstrtoull, base 0) */
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		base = 16;
-		p += 2;
-	} else if (p[0] == '0' && p[1]) {
-		base = 8;
-		p++;
+/*
+ * A hash key as the kernel's maglev_hash_key takes it: exactly 32 hex
+ * digits (either case), the key's 16 bytes, first byte first.  Errors do
+ * not repeat the text: it may be a secret key with a typo.
+ */
+static int parse_key(struct sim *s, const char *str, siphash_key_t *key)
+{
+	u8 b[MAGLEV_KEY_BYTES];
+	size_t len = strlen(str), i;
+	int d;
+
+	if (len != 2 * MAGLEV_KEY_BYTES)
+		return sim_fail(s, "bad key: %zu characters, want %d hex digits",
+				len, 2 * MAGLEV_KEY_BYTES);
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < len; i++) {
+		d = hex_digit(str[i]);
+		if (d < 0)
+			return sim_fail(s, "bad key: character %zu is not a hex digit",
+					i + 1);
+		b[i / 2] |= (u8)(i % 2 ? d : d << 4);
 	}
-	if (!*p)
-		return sim_fail(s, "bad number '%s'", str);
-	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9' && *p - '0' < (int)base)
-			d = *p - '0';
-		else if (base == 16 && *p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (base == 16 && *p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			return sim_fail(s, "bad number '%s'", str);
-		if (v > (UINT64_MAX - d) / base)
-			return sim_fail(s, "number '%s' out of range", str);
-		v = v * base + d;
-	}
-	*out = v;
+	maglev_key_from_bytes(key, b);
 	return 0;
 }
 
@@ -457,10 +468,18 @@ static int cmd_size(struct sim *s, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_seed(struct sim *s, int argc, char **argv)
+static int cmd_key(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
-	return parse_u64(s, argv[1], &s->seed);
+	return parse_key(s, argv[1], &s->key);
+}
+
+static int cmd_fingerprint(struct sim *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("%08x\n", maglev_key_fingerprint(&s->key));
+	return 0;
 }
 
 static int cmd_churn(struct sim *s, int argc, char **argv)
@@ -502,7 +521,7 @@ static int cmd_lookup(struct sim *s, int argc, char **argv)
 	u64 h;
 
 	(void)argc;
-	h = maglev_hash(argv[1], strlen(argv[1]), s->seed);
+	h = maglev_key_hash(argv[1], strlen(argv[1]), &s->key);
 	print_owner(s, maglev_lookup(s->cur, h));
 	return 0;
 }
@@ -567,7 +586,8 @@ static int cmd_lookup_addr(struct sim *s, int argc, char **argv)
 	len = parse_addr(s, argv[1], key);
 	if (len < 0)
 		return -1;
-	print_owner(s, maglev_lookup(s->cur, maglev_hash(key, len, s->seed)));
+	print_owner(s, maglev_lookup(s->cur,
+				     maglev_key_hash(key, len, &s->key)));
 	return 0;
 }
 
@@ -617,8 +637,9 @@ static int cmd_stats(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("size=%u next_size=%u seed=%llu backends=%u filled=%u fills=%u probes=%llu\n",
-	       s->cur->size, s->next_size, s->seed, s->cur_n,
+	printf("size=%u next_size=%u key=%08x backends=%u filled=%u fills=%u probes=%llu\n",
+	       s->cur->size, s->next_size, maglev_key_fingerprint(&s->key),
+	       s->cur_n,
 	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes);
 	return 0;
 }
@@ -864,7 +885,8 @@ static const struct sim_cmd sim_cmds[] = {
 	{ "WEIGHT",		2, 2, cmd_weight },
 	{ "REBUILD",		0, 0, cmd_rebuild },
 	{ "SIZE",		1, 1, cmd_size },
-	{ "SEED",		1, 1, cmd_seed },
+	{ "KEY",		1, 1, cmd_key },
+	{ "FINGERPRINT",	0, 0, cmd_fingerprint },
 	{ "CHURN",		0, 0, cmd_churn },
 	{ "OWNER",		1, 1, cmd_owner },
 	{ "LOOKUP",		1, 1, cmd_lookup },

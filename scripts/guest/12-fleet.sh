@@ -165,6 +165,10 @@ same_digest() {
 }
 
 same_digest "fleet port 80" 80 "$ORDER_lb1" "$ORDER_lb2"
+# The same with maglev-fleet, on the three /proc files as collected.
+fleet_capture setup "$LBS"
+fleet_check "fleet set up" 0 setup "$LBS" \
+	'^OK: 2 maglev services agree on 3'
 
 # --- the client -----------------------------------------------------------------
 
@@ -289,7 +293,14 @@ for lb in $LBS; do
 	nsx "$lb" ipvsadm -a -t $VIP:83 -r 10.2.0.5:83 -g -w 1 ||
 		fail "$lb: ipvsadm -a 10.2.0.5:83"
 	caught_up "$lb"
+	if [ "$lb" = lb1 ]; then
+		fleet_capture roll-lb1 "$LBS"
+		fleet_check "rolling update, lb1 updated" 1 roll-lb1 "$LBS" \
+			'dest 10.2.0.5:83: weight 1 on lb1; missing on lb2, lb3'
+	fi
 done
+fleet_capture roll-done "$LBS"
+fleet_check "rolling update done" 0 roll-done "$LBS"
 cmd round 2 60
 expect_eq "rolling update: every connection lives on after the update" \
 	"$ANS" "ok live $NROLL reset 0 wrong 0 timeout 0 failed 0"

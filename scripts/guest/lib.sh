@@ -549,3 +549,39 @@ kworkers() {
 		esac
 	done
 }
+
+# --- fleets (12-fleet.sh, 18-sync.sh) -----------------------------------------
+
+# fleet_capture NAME "NS...": save each namespace's /proc/net/ip_vs_maglev as
+# $T/cap.NAME.NS and print it as "# capture NAME NS | LINE" lines, so that
+# the host can take real transcripts from the results (tests/fleet/
+# extract.sh; tests/data/fleet/ holds some).
+fleet_capture() {
+	_fc=$1
+	for _ns in $2; do
+		in_ns "$_ns" cat $PROC >"$T/cap.$_fc.$_ns"
+		sed "s/^/# capture $_fc $_ns | /" "$T/cap.$_fc.$_ns"
+	done
+}
+
+# fleet_check TEXT WANT NAME "NS..." [REGEX]: run "maglev-fleet check" on
+# the captures NAME of the namespaces NS (labelled with their names); PASS
+# if its exit status is WANT (0 agree, 1 disagree, 3 pending) and its
+# report has a line matching REGEX (grep -E), if given. Its report is
+# printed as "#" lines either way.
+fleet_check() {
+	_ft=$1 _fw=$2 _fc=$3 _fg=${5:-}
+	_fa=
+	for _ns in $4; do _fa="$_fa $_ns=$T/cap.$_fc.$_ns"; done
+	_frc=0
+	# shellcheck disable=SC2086
+	maglev-fleet check $_fa >"$T/fleet.out" 2>&1 || _frc=$?
+	sed 's/^/# maglev-fleet: /' "$T/fleet.out"
+	if [ "$_frc" != "$_fw" ]; then
+		fail "$_ft: maglev-fleet check exits $_frc, want $_fw"
+	elif [ -n "$_fg" ] && ! grep -qE -- "$_fg" "$T/fleet.out"; then
+		fail "$_ft: maglev-fleet check's report has no line matching '$_fg'"
+	else
+		pass "$_ft: maglev-fleet check exits $_frc${_fg:+, reports \"$_fg\"}"
+	fi
+}

@@ -33,16 +33,16 @@ ok() { echo "PASS: $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 # shellcheck disable=SC2054 # commas inside -fsanitize=
-FLAGS=(-g -O1 -std=gnu11 -Wall -Wextra -Iinclude -Itests
+FLAGS=(-g -O1 -std=gnu11 -Wall -Wextra -Iinclude -Itests -Itools/ring
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer)
 build() {
 	case $1 in
 	fuzz_build) "$CLANG" "${FLAGS[@]}" -o "$out/$1" tests/fuzz/fuzz_build.c \
-		tests/maglev_ref.c maglev_table.c ;;
+		tests/maglev_ref.c maglev_table.c tools/siphash.c ;;
 	fuzz_sim) "$CLANG" "${FLAGS[@]}" -Dmain=maglev_sim_main -o "$out/$1" \
 		tests/fuzz/fuzz_sim.c tools/maglev-sim.c maglev_table.c \
-		ring_hash.c tools/ring_set.c ;;
+		tools/siphash.c tools/ring/ring_hash.c tools/ring/ring_set.c ;;
 	*) return 1 ;;
 	esac
 }

@@ -4,9 +4,10 @@
 
 It follows the normative text of include/maglev_table.h (h32, offset, skip,
 turns with big weights scaled, the size fit, fill, draining, digest, churn,
-key hash, slot of a hash, backend names of addresses), and speaks the subset of maglev-sim's
-protocol used by the golden files: it reads commands on stdin and prints
-what maglev-sim must print on stdout.  It shares no code with the C side,
+client key hash (SipHash-2-4, written here from the paper), key
+fingerprint, slot of a hash, backend names of addresses), and speaks the
+subset of maglev-sim's protocol used by the golden files: it reads
+commands on stdin and prints what maglev-sim must print on stdout.  It shares no code with the C side,
 so golden outputs made with it check the C code against the spec.
 
     tests/sim/model.py < tests/sim/golden/NAME.in > tests/sim/golden/NAME.out
@@ -44,6 +45,53 @@ def khash(data, seed):
         i += 8
         if i >= len(data):
             return h
+
+
+def siphash24(data, key):
+    """SipHash-2-4 (Aumasson and Bernstein) of bytes under a 16-byte key,
+    straight from the paper: k0, k1 little-endian halves of the key, the
+    message as little-endian words, the last one padded with zero bytes
+    and the length mod 256 in its top byte."""
+    k0 = int.from_bytes(key[:8], "little")
+    k1 = int.from_bytes(key[8:], "little")
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & M64
+
+    def sip_round():
+        v[0] = (v[0] + v[1]) & M64
+        v[1] = rotl(v[1], 13) ^ v[0]
+        v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M64
+        v[3] = rotl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & M64
+        v[3] = rotl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & M64
+        v[1] = rotl(v[1], 17) ^ v[2]
+        v[2] = rotl(v[2], 32)
+
+    tail = len(data) % 8
+    padded = data + bytes(7 - tail) + bytes([len(data) & 0xFF])
+    for i in range(0, len(padded), 8):
+        m = int.from_bytes(padded[i:i + 8], "little")
+        v[3] ^= m
+        sip_round()
+        sip_round()
+        v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        sip_round()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def fingerprint(key):
+    return siphash24(b"ip_vs_maglev fingerprint", key) >> 32
+
+
+def rehash(h, i):
+    return fmix64(h ^ ((i * 0x9E3779B97F4A7C15) & M64))
 
 
 def turns_of(weights, m):
@@ -198,7 +246,7 @@ def addr_key(text):
 
 def main():
     size = next_size = 65537
-    seed = 0
+    key = bytes(16)
     nodes = {}
     names, slot, digest = build(size, nodes)
     churn = 0
@@ -230,14 +278,11 @@ def main():
         cmd = w[0].upper()
         if cmd == "SIZE":
             next_size = int(w[1])
-        elif cmd == "SEED":
-            v = w[1]
-            if v[:2].lower() == "0x":
-                seed = int(v[2:], 16)
-            elif len(v) > 1 and v[0] == "0":
-                seed = int(v[1:], 8)
-            else:
-                seed = int(v, 10)
+        elif cmd == "KEY":
+            assert len(w[1]) == 32
+            key = bytes.fromhex(w[1])
+        elif cmd == "FINGERPRINT":
+            print("%08x" % fingerprint(key), file=out)
         elif cmd == "ADD_NODE":
             weight = int(w[2]) if len(w) > 2 else 1
             assert 0 <= weight <= 2147483647
@@ -263,8 +308,8 @@ def main():
         elif cmd == "OWNER":
             print(owner(slot[int(w[1])]), file=out)
         elif cmd in ("LOOKUP", "LOOKUP_ADDR"):
-            key = w[1].encode() if cmd == "LOOKUP" else addr_key(w[1])
-            h = khash(key, seed)
+            data = w[1].encode() if cmd == "LOOKUP" else addr_key(w[1])
+            h = siphash24(data, key)
             print(owner(slot[((h >> 32) * size) >> 32]), file=out)
         elif cmd == "COUNTS":
             for i, n in enumerate(names):

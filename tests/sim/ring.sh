@@ -375,8 +375,8 @@ expect "ALGO maglev: POSITION and bad ALGO lines are errors, the table stays" \
 } | sim
 expect "ALGO maglev with 252 servers and SIZE 251 builds 257 slots" \
 	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
-	"$(grep -o 'size=[0-9]* next_size=[0-9]* seed=[0-9]* backends=[0-9]* filled=[0-9]*' "$TMP/out")" = \
-	"size=257 next_size=251 seed=0 backends=252 filled=257"
+	"$(grep -o 'size=[0-9]* next_size=[0-9]* key=[0-9a-f]* backends=[0-9]* filled=[0-9]*' "$TMP/out")" = \
+	"size=257 next_size=251 key=714c8345 backends=252 filled=257"
 
 # --- the set is kept across ALGO --------------------------------------------
 

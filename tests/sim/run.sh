@@ -76,7 +76,7 @@ nodes() {
 "$SIM" --help >"$TMP/help" 2>&1
 rc=$?
 missing=
-for c in SIZE SEED ADD_NODE REMOVE_NODE WEIGHT REBUILD CHURN OWNER LOOKUP \
+for c in SIZE KEY FINGERPRINT ADD_NODE REMOVE_NODE WEIGHT REBUILD CHURN OWNER LOOKUP \
 	 LOOKUP_ADDR COUNTS DIGEST SHOW STATS; do
 	grep -q "^  $c\b" "$TMP/help" || missing="$missing $c"
 done
@@ -101,7 +101,9 @@ SHOW
 STATS
 CHURN
 OWNER 0
-LOOKUP key'
+FINGERPRINT
+LOOKUP key
+LOOKUP_ADDR 10.0.0.1:80'
 long=$(printf 'x%.0s' $(seq 1 65))
 bad=(
 	'FOO'
@@ -129,11 +131,20 @@ bad=(
 	'SIZE abc'
 	'SIZE 99999999999'
 	'SIZE'
-	'SEED -1'
-	'SEED 0xg'
-	'SEED 08'
-	'SEED 0x'
-	'SEED 18446744073709551616'
+	'KEY'
+	'KEY 0'
+	'KEY -1'
+	'KEY 0x000102030405060708090a0b0c0d0e0f'
+	'KEY 0x0102030405060708090a0b0c0d0e0f'
+	'KEY 000102030405060708090a0b0c0d0e0'
+	'KEY 000102030405060708090a0b0c0d0e0f0'
+	'KEY 000102030405060708090a0b0c0d0e0g'
+	'KEY g00102030405060708090a0b0c0d0e0f'
+	'KEY 00010203040506070809 0a0b0c0d0e0f'
+	'KEY 00010203-0405-0607-0809-0a0b0c0d'
+	'KEY 00010203040506070809+a0b0c0d0e0f'
+	'KEY  0001020304050607 08090a0b0c0d0e0f'
+	'FINGERPRINT x'
 	'OWNER 65537'
 	'OWNER -1'
 	'LOOKUP'
@@ -150,14 +161,15 @@ bad=(
 )
 {
 	printf 'ADD_NODE a\nADD_NODE b 3\nADD_NODE c 0\nADD_NODE d\n'
-	printf 'WEIGHT d 0\nSEED 7\nSIZE 1009\n%s\n' "$state"
+	printf 'WEIGHT d 0\nKEY 0123456789abcdef0123456789ABCDEF\nSIZE 1009\n%s\n' \
+		"$state"
 	printf '%s\n' "${bad[@]}"
 	printf '%s\n' "$state"
 } | sim
 nstate=$(($(sed -n '$=' "$TMP/out") / 2))
 head -n "$nstate" "$TMP/out" >"$TMP/before"
 tail -n +"$((nstate + 1))" "$TMP/out" >"$TMP/after"
-expect "errors leave table, set, seed and pending size untouched" \
+expect "errors leave table, set, key and pending size untouched" \
 	cmp -s "$TMP/before" "$TMP/after"
 expect "errors set exit status 1" test "$rc" -eq 1
 expect "one 'error: line N:' per bad line (${#bad[@]})" \
@@ -400,26 +412,30 @@ expect "a backend added with weight 0 does not drain" \
 
 # --- LOOKUP_ADDR ----------------------------------------------------------
 
-# seeds ADDR...: "LOOKUP_ADDR" of each address under 32 seeds, 100 backends
-seeds() {
+# hkey N: the N-th of the test's hash keys, 32 hex digits
+hkey() {
+	printf '%016x%016x' "$1" $((0x9e3779b97f4a7c15 * $1))
+}
+# keys ADDR...: "LOOKUP_ADDR" of each address under 32 hash keys, 100 backends
+keys() {
 	local s a
 
 	nodes be 100
 	for s in $(seq 1 32); do
-		echo "SEED $s"
+		echo "KEY $(hkey "$s")"
 		for a in "$@"; do
 			echo "LOOKUP_ADDR $a"
 		done
 	done
 }
-# differ A B: the owners of A and B differ for at least one seed
+# differ A B: the owners of A and B differ for at least one key
 differ() {
-	seeds "$1" "$2" | sim
+	keys "$1" "$2" | sim
 	[ "$rc" -eq 0 ] && paste -d' ' - - <"$TMP/out" | awk '$1 != $2' |
 		grep -q .
 }
 same() {
-	seeds "$1" "$2" | sim
+	keys "$1" "$2" | sim
 	[ "$rc" -eq 0 ] && ! paste -d' ' - - <"$TMP/out" | awk '$1 != $2' |
 		grep -q .
 }
@@ -440,7 +456,7 @@ expect "LOOKUP_ADDR 2001:db8:0:0::1 is 2001:db8::1" \
 {
 	nodes be 100
 	for s in $(seq 1 32); do
-		echo "SEED $s"
+		echo "KEY $(hkey "$s")"
 		echo "LOOKUP_ADDR 10.0.0.1:80"
 		echo "LOOKUP 10.0.0.1:80"
 	done
@@ -448,11 +464,66 @@ expect "LOOKUP_ADDR 2001:db8:0:0::1 is 2001:db8::1" \
 expect "LOOKUP_ADDR hashes bytes, not the text" \
 	sh -c "paste -d' ' - - <'$TMP/out' | awk '\$1 != \$2' | grep -q ."
 
+# --- hash keys --------------------------------------------------------------
+
+# The default key is all zero; its fingerprint, from tests/sim/model.py
+# (an independent SipHash-2-4), is 714c8345, and the reference vectors' key
+# 000102..0f has 5bd3642f.
+{
+	echo FINGERPRINT
+	echo STATS
+	echo "KEY 000102030405060708090A0B0C0D0E0F"
+	echo FINGERPRINT
+	echo STATS
+	echo "KEY 00000000000000000000000000000000"
+	echo FINGERPRINT
+} | sim
+expect "FINGERPRINT and STATS key=: 714c8345 by default, 5bd3642f for 00..0f" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(sed -n '1p;3p;5p' "$TMP/out" | tr '\n' ' ')" = \
+	"714c8345 5bd3642f 714c8345 " -a \
+	"$(sed -n '2p;4p' "$TMP/out" | cut -d' ' -f3 | tr '\n' ' ')" = \
+	"key=714c8345 key=5bd3642f "
+
+# A key changes the lookups, never the table: same DIGEST and COUNTS, and
+# the old key gives back the old owners.
+lookups() {
+	local i
+
+	for i in $(seq 1 64); do
+		echo "LOOKUP_ADDR 10.1.$((i / 8)).$i:$((1000 + i))"
+		echo "LOOKUP client$i"
+	done
+}
+{
+	nodes be 20
+	echo DIGEST
+	echo COUNTS
+	lookups
+	echo "KEY $(hkey 99)"
+	echo DIGEST
+	echo COUNTS
+	lookups
+	echo "KEY 00000000000000000000000000000000"
+	lookups
+} | sim
+sed -n 1,21p "$TMP/out" >"$TMP/table0"
+sed -n 22,149p "$TMP/out" >"$TMP/look0"
+sed -n 150,170p "$TMP/out" >"$TMP/table1"
+sed -n 171,298p "$TMP/out" >"$TMP/look1"
+sed -n 299,426p "$TMP/out" >"$TMP/look2"
+expect "KEY moves lookups but not the table; the old key gives them back" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a "$(wc -l <"$TMP/out")" -eq 426 \
+	-a "$(paste -d' ' "$TMP/look0" "$TMP/look1" | awk '$1 != $2' | wc -l)" \
+	-gt 64 && cmp -s "$TMP/table0" "$TMP/table1" &&
+	cmp -s "$TMP/look0" "$TMP/look2"
+
 # --- random scripts: maglev-sim against the independent model -------------
 
 # Weights from 0 to INT_MAX (many above 65535), sizes below and above the
 # number of backends, drains, removals down to an empty table: maglev-sim
-# and model.py must print the same DIGEST, CHURN and COUNTS throughout.
+# and model.py must print the same DIGEST, CHURN and COUNTS throughout, and
+# the same owners of text and address keys under random hash keys (KEY).
 # awk's srand(seed) makes every run the same.
 if command -v python3 >/dev/null; then
 	for seed in 1 2 3 4 5 6 7 8; do
@@ -485,12 +556,25 @@ if command -v python3 >/dev/null; then
 					print "REMOVE_NODE " names[i]
 					delete have[names[i]]
 					names[i] = names[--n]
-				} else {
+				} else if (r < 0.93) {
 					print "SIZE " sizes[1 + int(rand() * 5)]
 					print "REBUILD"
+				} else {
+					k = ""
+					for (j = 0; j < 4; j++)
+						k = k sprintf("%08x",
+							int(rand() * 4294967296))
+					print "KEY " (rand() < 0.5 ? k : toupper(k))
+					print "FINGERPRINT"
 				}
 				print "DIGEST"
 				print "CHURN"
+				a = int(rand() * 256)
+				print "LOOKUP_ADDR 10.0." a "." int(rand() * 256)
+				print "LOOKUP_ADDR 192.168.0." a ":" int(rand() * 65536)
+				print "LOOKUP_ADDR [2001:db8::" a "]:" int(rand() * 65536)
+				print "LOOKUP_ADDR fe80::" sprintf("%x", a)
+				print "LOOKUP client" int(rand() * 100000)
 			}
 			for (i = 0; i < n; i++)
 				print "REMOVE_NODE " names[i]

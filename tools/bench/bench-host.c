@@ -8,7 +8,7 @@
  * Builds: for each table size M and backend count N, maglev_fill(), the
  * whole maglev_build() (sort, offsets, fill, counts, digest), the plain
  * reference fill of tests/maglev_ref.c and a rebuild of ip_vs_mh's table by
- * tools/mh_port.c (a faithful port of Linux 6.12's ip_vs_mh_dest_changed():
+ * tools/bench/mh_port.c (a faithful port of Linux 6.12's ip_vs_mh_dest_changed():
  * hsiphash offsets and skips, bitmap, in-place pointer table; at mh's own
  * size nearest M, 4093 or 65521) are timed in the same process, their runs
  * interleaved (the order rotating from run to run) so that a noisy machine
@@ -20,9 +20,18 @@
  * code-generation limits (no SIMD registers, see the Makefile), so that the
  * figures are those of the code the kernel would run.
  *
- * Lookups: maglev_hash() of a 6-byte IPv4 address + port key followed by
- * maglev_lookup(), over LOOKUP_KEYS different keys with the table in cache;
- * also each half alone.  Median of RUNS passes, in ns per key.
+ * Lookups: maglev_key_hash() (SipHash-2-4 under a 128-bit key, the client
+ * hash the scheduler runs per packet) of a 6-byte IPv4 address + port key
+ * followed by maglev_lookup(), over LOOKUP_KEYS different keys with the
+ * table in cache; also each half alone.  Median of LOOKUP_RUNS passes, in ns
+ * per key.
+ *
+ * Client hash, old and new: per packet, the unkeyed maglev_hash(key, len,
+ * seed) (fmix64 per 8 bytes, the client hash before the 128-bit key) +
+ * maglev_lookup() against maglev_key_hash() + maglev_lookup(), for IPv4,
+ * IPv4+port, IPv6 and IPv6+port keys (4, 6, 16, 18 bytes), passes
+ * interleaved; medians of KH_RUNS passes and their ratio.  tools/siphash.c
+ * is compiled with the kernel flags too; lib/siphash.c runs the same rounds.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -38,6 +47,8 @@
 #define RUNS		51
 #define LOOKUP_RUNS	9
 #define LOOKUP_KEYS	10000000U
+#define KH_RUNS		21
+#define KH_KEYS		2000000U
 #define SAMPLE_SLOTS	262144U	/* repeat small fills up to this */
 #define TARGET_M	65537U
 #define TARGET_N	1000U
@@ -318,7 +329,7 @@ static void bench_builds(struct figures *target)
 	       "process, with [first quartile, third quartile].  build is all of\n"
 	       "maglev_build() (sort, offsets, turns, fill, counts, digest); mh is\n"
 	       "one rebuild of ip_vs_mh's table by the faithful port of Linux 6.12's\n"
-	       "ip_vs_mh (tools/mh_port.c) at mh's size given in brackets, the\n"
+	       "ip_vs_mh (tools/bench/mh_port.c) at mh's size given in brackets, the\n"
 	       "same N servers, in place; ref is the plain reference fill.  The\n"
 	       "ratios are medians of the run-by-run ratios mh/build and ref/fill.\n\n",
 	       RUNS);
@@ -386,6 +397,11 @@ static u64 bench_drain_build(u32 size, u32 n)
 	return median(ns, RUNS);
 }
 
+/* An arbitrary client hash key; its value does not change the cost. */
+static const siphash_key_t bench_key = {
+	{ 0x5be0cd19137e2179ULL, 0x1f83d9abfb41bd6bULL }
+};
+
 /* Per-key costs; each pass walks LOOKUP_KEYS different keys. */
 enum { L_BOTH, L_HASH, L_LOOKUP, NR_L };
 
@@ -410,10 +426,11 @@ static u64 lookup_pass(const struct maglev_table *t, int kind)
 		memcpy(key + 4, &port, sizeof(port));
 		switch (kind) {
 		case L_BOTH:
-			sum += maglev_lookup(t, maglev_hash(key, 6, 0));
+			sum += maglev_lookup(t, maglev_key_hash(key, 6,
+								&bench_key));
 			break;
 		case L_HASH:
-			sum += maglev_hash(key, 6, 0);
+			sum += maglev_key_hash(key, 6, &bench_key);
 			break;
 		case L_LOOKUP:
 			/* a cheap 64-bit LCG stands in for the hash */
@@ -464,6 +481,94 @@ static double bench_lookups(void)
 	return target;
 }
 
+/* Client keys of the old/new comparison: IPv4, IPv4+port, IPv6, IPv6+port. */
+static const struct {
+	const char *name;
+	u32 len;
+} kh_keys[] = {
+	{ "IPv4", 4 },
+	{ "IPv4+port", 6 },
+	{ "IPv6", 16 },
+	{ "IPv6+port", 18 },
+};
+
+/*
+ * One pass of KH_KEYS lookups of @len-byte keys, hashed with the old
+ * unkeyed maglev_hash() (@keyed false) or with maglev_key_hash().  The key
+ * changes from one packet to the next as the scheduler copies it from the
+ * packet, with no store wider than the hash's loads that follow (which
+ * would stall store forwarding): one 4-byte store of an IPv4 address, or
+ * one 8-byte store of an IPv6 address's last half, then the port.
+ */
+static u64 kh_pass(const struct maglev_table *t, u32 len, bool keyed)
+{
+	u8 key[18] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0 };
+	u32 alen = len & ~3U, i;
+	u64 sum = 0, t0;
+
+	t0 = now_ns();
+	for (i = 0; i < KH_KEYS; i++) {
+		u32 a = htonl(0x0a000000U + i * 2654435761U);
+		u32 b = i * 40503U;
+		u64 a6 = (u64)b << 32 | a;
+		u16 port = htons((u16)b);
+		u64 h;
+
+		if (alen == 16)
+			memcpy(key + 8, &a6, sizeof(a6));
+		else
+			memcpy(key, &a, sizeof(a));
+		if (len > alen)
+			memcpy(key + alen, &port, sizeof(port));
+		if (keyed)
+			h = maglev_key_hash(key, len, &bench_key);
+		else
+			h = maglev_hash(key, len, 0x0123456789abcdefULL);
+		sum += maglev_lookup(t, h);
+	}
+	t0 = now_ns() - t0;
+	sink += sum;
+	return t0;
+}
+
+/* Medians in ns per key: old[k] and new[k] for kh_keys[k]. */
+static void bench_key_hash(double *old, double *new)
+{
+	u64 ns[ARRAY_LEN(kh_keys)][2][KH_RUNS];
+	unsigned int k, r, j, nv = 2 * ARRAY_LEN(kh_keys);
+	struct point p;
+
+	printf("\nClient hash, old and new: unkeyed maglev_hash(key, len, seed) +\n");
+	printf("maglev_lookup against SipHash-2-4 maglev_key_hash(key, len, &key) +\n");
+	printf("maglev_lookup, M = %u, N = %u, %u different keys per pass,\n",
+	       TARGET_M, TARGET_N, KH_KEYS);
+	printf("passes interleaved, median of %d, ns per key.\n\n", KH_RUNS);
+	printf("%-10s %5s %11s %11s %12s\n", "key", "bytes", "old (fmix)",
+	       "siphash", "siphash/old");
+
+	point_init(&p, TARGET_M, TARGET_N);
+	maglev_fill(p.t, p.size, p.b, p.n, p.work, NULL);
+	for (j = 0; j < nv; j++)
+		kh_pass(p.t, kh_keys[j / 2].len, j % 2);
+	/* the order of the eight variants rotates from pass to pass */
+	for (r = 0; r < KH_RUNS; r++) {
+		for (j = 0; j < nv; j++) {
+			unsigned int v = (r + j) % nv;
+
+			k = v / 2;
+			ns[k][v % 2][r] = kh_pass(p.t, kh_keys[k].len, v % 2);
+		}
+	}
+	for (k = 0; k < ARRAY_LEN(kh_keys); k++) {
+		old[k] = (double)median(ns[k][0], KH_RUNS) / KH_KEYS;
+		new[k] = (double)median(ns[k][1], KH_RUNS) / KH_KEYS;
+		printf("%-10s %5u %11.2f %11.2f %11.2fx\n", kh_keys[k].name,
+		       kh_keys[k].len, old[k], new[k], new[k] / old[k]);
+	}
+	fflush(stdout);
+	point_free(&p);
+}
+
 static void print_cpu(void)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -485,7 +590,8 @@ static void print_cpu(void)
 int main(void)
 {
 	struct figures t = { 0 };
-	double look;
+	double look, kh_old[ARRAY_LEN(kh_keys)], kh_new[ARRAY_LEN(kh_keys)];
+	unsigned int k;
 	u64 drain;
 
 	printf("bench-host: maglev_table.c build and lookup figures\n");
@@ -496,6 +602,7 @@ int main(void)
 	printf("maglev_build, M = %u, N = %u, one backend draining (two fills): %.3f ms\n",
 	       TARGET_M, TARGET_N, ms(drain));
 	look = bench_lookups();
+	bench_key_hash(kh_old, kh_new);
 
 	printf("\nAt M = %u, N = %u (mh at %u), median [q1, q3] of %d runs:\n",
 	       TARGET_M, TARGET_N, MHP_SIZE_LARGE, RUNS);
@@ -515,7 +622,12 @@ int main(void)
 	printf("  fastest runs: maglev_build %.3f ms, mh rebuild %.3f ms, ratio %.2fx\n",
 	       ms(t.lo[V_BUILD]), ms(t.lo[V_MH]),
 	       (double)t.lo[V_MH] / (t.lo[V_BUILD] ? : 1));
-	printf("  hash+lookup   %.2f ns per key\n", look);
+	printf("  hash+lookup   %.2f ns per key (SipHash-2-4, IPv4+port)\n",
+	       look);
+	for (k = 0; k < ARRAY_LEN(kh_keys); k++)
+		printf("  %-9s     siphash %.2f / old %.2f ns = %.2fx\n",
+		       kh_keys[k].name, kh_new[k], kh_old[k],
+		       kh_new[k] / kh_old[k]);
 	printf("(checksum %016llx)\n", sink);
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * ring_set.h - a consistent-hash ring with its servers, for userspace tools.
  *
- * Wraps ring_hash.c: keeps the servers (with a name index), their points in
+ * Wraps tools/ring/ring_hash.c: keeps the servers (with a name index), their points in
  * ring order and the memory for both.  Adding servers queues their points,
  * merged at the next lookup or removal (one sort of the new points and one
  * O(points) merge), removing one drops its points (O(points)), a lookup is

@@ -5,7 +5,7 @@
  *
  * The algorithm only, built for maglev-sim and the comparison tool.  Like
  * maglev_table.c it never allocates and uses only maglev_compat.h.  The
- * specification is in include/ring_hash.h.
+ * specification is in tools/ring/ring_hash.h.
  */
 #include "ring_hash.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ring_set.c - servers, name index and memory around ring_hash.c, for
- * maglev-sim and the comparison tool.  See tools/ring_set.h.
+ * ring_set.c - servers, name index and memory around tools/ring/ring_hash.c, for
+ * maglev-sim and the comparison tool.  See tools/ring/ring_set.h.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>

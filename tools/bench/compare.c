@@ -2,7 +2,7 @@
 /*
  * maglev-compare - Maglev or ring?  Balance, disruption, memory and lookup
  * time of Maglev tables (maglev_table.c, the kernel module's own code) and
- * of the seed 002 ring (ring_hash.c), measured side by side on the same
+ * of the seed 002 ring (tools/ring/ring_hash.c), measured side by side on the same
  * backends and keys.  "make compare" runs it and draws the charts.
  *
  *   maglev-compare [OUTDIR]
@@ -14,7 +14,8 @@
  *
  * Backends are named like IPVS dests, "10.0.x.y:80"; keys are client
  * addresses as text, "172.16.x.y:port", hashed by each algorithm's own key
- * hash (maglev_hash() with seed 0, ring64's FNV-1a 64 + finalizer).
+ * hash (maglev_key_hash(), SipHash-2-4 under the default all-zero key;
+ * ring64's FNV-1a 64 + finalizer).
  *
  * balance      busiest backend's share over the ideal 1/N: over the slots
  *              for Maglev (exact), over the keys for a ring
@@ -400,6 +401,7 @@ int main(int argc, char **argv)
 	u32 runs, i, ai;
 	u32 *own0, *own1;
 	u64 rnd = 0x9e3779b97f4a7c15ULL;
+	const siphash_key_t zero_key = { { 0, 0 } };
 	FILE *tsv;
 	u32 ns[64], nr_ns = 0;
 
@@ -441,7 +443,7 @@ int main(int argc, char **argv)
 					"172.16.%u.%u:%u", (i / 254) % 256,
 					i % 254 + 1, 1024 + i / 65024);
 
-		key_mh[i] = maglev_hash(key_text[i], len, 0);
+		key_mh[i] = maglev_key_hash(key_text[i], len, &zero_key);
 		key_rh[i] = ring_position(RING_64, key_text[i], len);
 		order[i] = i;
 	}

@@ -3,7 +3,7 @@
  * ring_hash.h - consistent-hash rings ("ketama"), for comparison with Maglev.
  *
  * The kernel scheduler is Maglev only; this code serves maglev-sim and the
- * comparison tool (tools/compare.c).  Like maglev_table.c, ring_hash.c is
+ * comparison tool (tools/bench/compare.c).  Like maglev_table.c, tools/ring/ring_hash.c is
  * the algorithm only and never allocates: the caller owns the node and
  * point arrays.
  *

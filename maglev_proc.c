@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * maglev_proc.c - /proc/net/ip_vs_maglev: each maglev service of the
+ * reader's network namespace with its published table, read under RCU so
+ * that readers never hold up a change or a build.  The fields are
+ * described in docs/reference.md.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/seq_file_net.h>
+
+#include "maglev_sched.h"
+
+void maglev_show_service(struct seq_file *seq,
+			 struct maglev_service *ms)
+{
+	static const struct maglev_table none = {};
+	const struct maglev_table *t = &none;
+	const struct maglev_lut *lut;
+	u64 gen, table_gen;
+	u32 i, nr = 0, flags = 0;
+
+	/*
+	 * IPVS may free the service without a grace period once done_service
+	 * ran (ip_vs_add_service's error path): read it only under the lock,
+	 * while the state is not dead.
+	 */
+	spin_lock(&ms->lock);
+	if (!ms->dead)
+		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	table_gen = ms->table_gen;
+	gen = ms->gen;
+	spin_unlock(&ms->lock);
+	lut = rcu_dereference(ms->lut);
+	if (lut) {
+		t = lut->table;
+		nr = lut->nr;
+	}
+	seq_printf(seq,
+		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu\n",
+		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
+		   nr, lut ? lut->builds : 0, lut ? lut->churn : 0,
+		   lut ? lut->build_ns : 0, READ_ONCE(ms->alloc_fail),
+		   READ_ONCE(ms->build_fail), t->digest, gen != table_gen,
+		   gen, table_gen, lut ? lut->mem : 0);
+	for (i = 0; i < nr; i++) {
+		const struct maglev_backend *b = &lut->be[i];
+
+		seq_printf(seq, "  dest %.*s weight %u slots %u\n",
+			   (int)b->name_len, b->name, b->weight, b->slots);
+	}
+}
+
+/* One record per service of the reader's namespace, under RCU. */
+static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
+	__acquires(RCU)
+{
+	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
+	struct maglev_service *ms;
+	loff_t n = *pos;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ms, &mn->services, node)
+		if (n-- == 0)
+			return ms;
+	return NULL;
+}
+
+static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
+{
+	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
+	struct maglev_service *ms = v;
+	struct list_head *next;
+
+	++*pos;
+	next = rcu_dereference(list_next_rcu(&ms->node));
+	if (next == &mn->services)
+		return NULL;
+	return list_entry(next, struct maglev_service, node);
+}
+
+static void maglev_seq_stop(struct seq_file *seq, void *v)
+	__releases(RCU)
+{
+	rcu_read_unlock();
+}
+
+static int maglev_seq_show(struct seq_file *seq, void *v)
+{
+	maglev_show_service(seq, v);
+	return 0;
+}
+
+static const struct seq_operations maglev_seq_ops = {
+	.start = maglev_seq_start,
+	.next = maglev_seq_next,
+	.stop = maglev_seq_stop,
+	.show = maglev_seq_show,
+};
+
+/**
+ * maglev_proc_init() - create a namespace's /proc/net/ip_vs_maglev
+ * @net: the namespace
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int maglev_proc_init(struct net *net)
+{
+	if (IS_ENABLED(CONFIG_PROC_FS) &&
+	    !proc_create_net("ip_vs_maglev", 0444, net->proc_net,
+			     &maglev_seq_ops, sizeof(struct seq_net_private)))
+		return -ENOMEM;
+	return 0;
+}
+
+/**
+ * maglev_proc_exit() - remove a namespace's /proc/net/ip_vs_maglev
+ * @net: the namespace
+ */
+void maglev_proc_exit(struct net *net)
+{
+	remove_proc_entry("ip_vs_maglev", net->proc_net);
+}

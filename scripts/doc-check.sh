@@ -1,0 +1,259 @@
+#!/bin/bash
+# doc-check.sh [DIR]: check the documentation of the tree at DIR (default:
+# this repository): README.md, docs/*.md and scripts/README.
+#   links    every relative Markdown link [x](path) and [x](path#anchor)
+#            points to an existing file and, for an anchor, to a heading of
+#            that file (GitHub's slugs: lower case, punctuation other than
+#            - and _ dropped, spaces to -, -1, -2, ... for repeats)
+#   make     every "make TARGET" in backticks or in a code block names a
+#            target of DIR/Makefile
+#   paths    every repository path in backticks (first component a
+#            top-level directory of DIR, or a top-level file name such as
+#            maglev_main.c) exists; NN, VER, ... and * match like a glob
+#   help     every .PHONY target of DIR/Makefile appears in "make help"
+#   length   README.md has at most README_MAX_LINES (320) lines
+# Prints PASS:/FAIL: lines and ends with "N passed, N failed".
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+dir=$(cd "${1:-$TOP}" && pwd)
+need_pkgs python3 make
+
+help_out=$(make -s --no-print-directory -C "$dir" help 2>&1) ||
+	fail "docs: make help failed: $help_out"
+
+rc=0
+out=$(DOC_DIR=$dir HELP_OUT=$help_out \
+	README_MAX_LINES=${README_MAX_LINES:-320} python3 - <<'EOF'
+
+import glob, os, re
+
+root = os.environ['DOC_DIR']
+help_out = os.environ['HELP_OUT']
+max_lines = int(os.environ['README_MAX_LINES'])
+
+# Targets of the kernel's own build system, named in the docs as
+# "make -C $KDIR ..." or "make ARCH=i386 modules_prepare"; not ours.
+KERNEL_TARGETS = {'modules_prepare', 'olddefconfig', 'tinyconfig',
+                  'modules_install'}
+
+docs = [f for f in ['README.md'] +
+        sorted(os.path.relpath(p, root)
+               for p in glob.glob(os.path.join(root, 'docs', '*.md'))) +
+        ['scripts/README'] if os.path.isfile(os.path.join(root, f))]
+
+
+def read(rel):
+    with open(os.path.join(root, rel), encoding='utf-8') as f:
+        return f.read().split('\n')
+
+
+def split(lines):
+    """(text lines outside code blocks, code block lines), with numbers."""
+    text, code, fence = [], [], None
+    for n, line in enumerate(lines, 1):
+        m = re.match(r'\s*(```|~~~)', line)
+        if m:
+            fence = None if fence == m.group(1) else (fence or m.group(1))
+            continue
+        if fence or line.startswith('    ') or line.startswith('\t'):
+            code.append((n, line))
+        else:
+            text.append((n, line))
+    return text, code
+
+
+def slug(heading):
+    s = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', heading)  # links: text
+    s = s.replace('`', '').strip().lower()
+    s = re.sub(r'[^\w\- ]', '', s)
+    return s.replace(' ', '-')
+
+
+anchor_cache = {}
+
+
+def anchors(rel):
+    if rel not in anchor_cache:
+        seen, out = {}, set()
+        text, _ = split(read(rel))
+        for _, line in text:
+            m = re.match(r'#{1,6}\s+(.*?)\s*#*\s*$', line)
+            if not m:
+                continue
+            s = slug(m.group(1))
+            k = seen.get(s, 0)
+            seen[s] = k + 1
+            out.add(s if k == 0 else '%s-%d' % (s, k))
+        anchor_cache[rel] = out
+    return anchor_cache[rel]
+
+
+def makefile_targets():
+    path = os.path.join(root, 'Makefile')
+    if not os.path.isfile(path):
+        return set(), set()
+    src = open(path, encoding='utf-8').read().replace('\\\n', ' ')
+    var = {}
+    for m in re.finditer(r'^(\w+)\s*[:?]?=\s*(.*)$', src, re.M):
+        var.setdefault(m.group(1), m.group(2).strip())
+    targets, phony = set(), set()
+    for m in re.finditer(r'^([^\s#=:][^=:]*?)\s*:(?!=)(.*)$', src, re.M):
+        names = re.sub(r'\$\((\w+)\)', lambda v: var.get(v.group(1), ''),
+                       m.group(1)).split()
+        if m.group(1) == '.PHONY':
+            phony.update(m.group(2).split())
+        targets.update(n for n in names if not n.startswith('.'))
+    return targets | phony, phony
+
+
+def code_spans(lines):
+    for n, line in lines:
+        for m in re.finditer(r'(`+)(.+?)\1', line):
+            yield n, m.group(2).strip()
+
+
+def make_targets_in(s):
+    """The targets of each make command in the string s: "make" first in a
+    command (after a prompt and VAR=value words), not "apt-get install
+    make". Commands with -C run another tree's Makefile."""
+    for cmd in re.split(r'[;&|()]+', s):
+        # A placeholder such as <stock 6.12 headers> is one word.
+        cmd = re.sub(r'<[^<>]*>', 'PLACEHOLDER', cmd)
+        words = re.findall(r'(?:[^\s"\']|"[^"]*"|\'[^\']*\')+', cmd)
+        while words and (words[0] in ('$', '#', 'sudo') or
+                         re.match(r'^\w+=', words[0])):
+            words = words[1:]
+        if not words or words[0] != 'make' or '-C' in words:
+            continue
+        for w in words[1:]:
+            if w.startswith('-') or '=' in w:
+                continue
+            if not re.match(r'^[\w./-]+$', w):
+                break
+            yield w
+
+
+def help_targets(out):
+    """Targets "make help" lists: the words of its "make ..." column."""
+    listed = set()
+    for line in out.split('\n'):
+        m = re.match(r'^\s*make\s+(.*?)(?:\s{2,}|$)', line)
+        if m:
+            listed.update(w for w in re.split(r'[\s\[\]|,]+', m.group(1))
+                          if re.match(r'^[\w.-]+$', w))
+    return listed
+
+
+top = set(os.listdir(root))
+top_dirs = {e for e in top if os.path.isdir(os.path.join(root, e))
+            and e not in ('.git', 'build')}
+tree = set()
+for d, dirs, files in os.walk(root):
+    dirs[:] = [x for x in dirs if x not in ('.git', 'build')]
+    tree.update(files)
+# Bare file names of this project (not the kernel's ip_vs_mh.c, say).
+FILE_RE = re.compile(r'^(maglev|ring)[\w-]*\.[ch]$|'
+                     r'^(Makefile|Kbuild|dkms\.conf|README\.md)$')
+
+
+def path_ok(p):
+    if os.path.exists(os.path.join(root, p)):
+        return True
+    # Placeholders such as NN or VER match like *.
+    pat = re.sub(r'(?<![a-z])[A-Z]{2,}(?![a-z])', '*', p)
+    return bool(glob.glob(os.path.join(root, pat)))
+
+
+def looks_like_path(tok):
+    if tok.startswith('/') or tok.startswith('./') or '://' in tok:
+        return False
+    if not re.match(r'^[\w.*/-]+$', tok):
+        return False
+    if '/' in tok:
+        return tok.split('/', 1)[0] in top_dirs
+    return bool(FILE_RE.match(tok))
+
+
+targets, phony = makefile_targets()
+
+for rel in docs:
+    lines = read(rel)
+    text, code = split(lines)
+    base = os.path.dirname(rel)
+    bad = {'links': 0, 'make': 0, 'paths': 0}
+    count = {'links': 0, 'make': 0, 'paths': 0}
+
+    # Links, outside code blocks and code spans.
+    for n, line in text:
+        plain = re.sub(r'(`+).+?\1', '', line)
+        for m in re.finditer(r'\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)',
+                             plain):
+            target = m.group(1)
+            if re.match(r'^[a-z][a-z0-9+.-]*:', target):
+                continue   # http:, https:, mailto:
+            count['links'] += 1
+            path, _, anchor = target.partition('#')
+            dest = os.path.normpath(os.path.join(base, path)) if path else rel
+            if dest.startswith('..') or \
+               not os.path.exists(os.path.join(root, dest)):
+                print('FAIL: docs: %s:%d: link %s: no such file'
+                      % (rel, n, target))
+                bad['links'] += 1
+            elif anchor and dest.endswith('.md') and \
+                    anchor not in anchors(dest):
+                print('FAIL: docs: %s:%d: link %s: no heading #%s in %s'
+                      % (rel, n, target, anchor, dest))
+                bad['links'] += 1
+
+    # make TARGET, in code spans and code blocks.
+    if os.path.isfile(os.path.join(root, 'Makefile')):
+        found = [(n, s) for n, s in code_spans(text)] + code
+        for n, s in found:
+            for t in make_targets_in(s):
+                count['make'] += 1
+                if t not in targets and t not in KERNEL_TARGETS:
+                    print('FAIL: docs: %s:%d: make %s: no such target in '
+                          'Makefile' % (rel, n, t))
+                    bad['make'] += 1
+
+    # Repository paths in code spans.
+    for n, s in code_spans(text):
+        for tok in s.split():
+            tok = tok.strip('(),;:"\'')
+            tok = re.sub(r'[.,;:]+$', '', tok) if not tok.endswith('/') \
+                else tok
+            if not looks_like_path(tok):
+                continue
+            count['paths'] += 1
+            if not (path_ok(tok) or '/' not in tok and tok in tree):
+                print('FAIL: docs: %s:%d: %s: no such file or directory'
+                      % (rel, n, tok))
+                bad['paths'] += 1
+
+    for k in ('links', 'make', 'paths'):
+        if not bad[k]:
+            print('PASS: docs: %s: %s (%d)' % (rel, k, count[k]))
+
+if os.path.isfile(os.path.join(root, 'Makefile')):
+    listed = help_targets(help_out)
+    missing = [t for t in sorted(phony) if t not in listed]
+    if missing:
+        print('FAIL: docs: make help does not list: %s' % ' '.join(missing))
+    else:
+        print('PASS: docs: make help lists every .PHONY target (%d)'
+              % len(phony))
+
+if os.path.isfile(os.path.join(root, 'README.md')):
+    n = open(os.path.join(root, 'README.md'), encoding='utf-8').read().count('\n')
+    if n > max_lines:
+        print('FAIL: docs: README.md has %d lines, more than %d'
+              % (n, max_lines))
+    else:
+        print('PASS: docs: README.md has %d lines (at most %d)'
+              % (n, max_lines))
+EOF
+) || rc=$?
+tally <<<"$out"
+[ "$rc" -eq 0 ] || fail "docs: the checker failed (status $rc)"
+summary

@@ -1,0 +1,250 @@
+#!/bin/bash
+# fresh-test.sh: the README's quick start on a clean Debian 12 machine.
+# Builds (once, cached) a minimal bookworm root with mmdebstrap holding
+# only what the quick start assumes (git, make), unpacks a fresh copy of it
+# for every run, clones HEAD into it and runs "make demo" there as root, in
+# a chroot inside a private mount namespace. Then builds the module there
+# with "make KDIR=..." against the headers the demo unpacked, as the README
+# tells an installing user. Checks on the host that no linux-image package
+# was installed, /boot is unchanged and nothing is left mounted.
+#
+# Only the committed tree (HEAD) is tested, not uncommitted changes.
+# Environment: FRESH_KEEP=1 keeps the unpacked root after a passing run.
+# Logs: build/check/fresh/. See docs/fresh.md.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+# Bump when the way the root is built changes, to rebuild it.
+FRESH_RECIPE=1
+SUITE=bookworm
+SOURCES=/etc/apt/sources.list.d/debian.sources
+# minbase: the Essential packages and those of Priority: required, which
+# every Debian 12 installation has. The "apt" variant leaves out some of
+# those, a machine that does not exist; bigger variants (important,
+# standard) would hide a missing install step behind packages that a
+# minimal cloud or container image lacks.
+VARIANT=minbase
+INCLUDE=git,make
+# No docs, man pages or translations: a smaller tarball. The setting
+# stays in the root's dpkg.cfg.d, so it applies to what the demo installs.
+DPKGOPTS=(path-exclude=/usr/share/doc/* path-exclude=/usr/share/man/*
+	  path-exclude=/usr/share/locale/* path-exclude=/usr/share/info/*)
+
+# inside ROOT WORKDIR: run in a private mount namespace (unshare -m, see
+# below): the bind mounts, "make demo" and the module build in the chroot.
+# Writes WORKDIR/demo.rc, WORKDIR/module.rc and their logs.
+inside() {
+	local root=$1 w=$2 kdir rc
+	# Unmount even on failure (the trap runs after this function has
+	# returned, hence a global). The namespace's mounts also vanish with
+	# its last process, so none can outlive this run on the host.
+	IN_ROOT=$root
+	trap 'for m in var/cache/apt/archives dev sys proc; do
+		umount -R "$IN_ROOT/$m" 2>/dev/null || true; done' EXIT
+	mount --rbind /proc "$root/proc"
+	mount --rbind /sys "$root/sys"
+	mount --rbind /dev "$root/dev"
+	# The host's .debs: nothing is downloaded twice.
+	mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
+	run_root() {
+		nice -n 10 chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			/bin/bash -c "$1"
+	}
+	rc=0
+	run_root 'cd /root/ip_vs_maglev && make demo' >"$w/demo.log" 2>&1 ||
+		rc=$?
+	echo "$rc" >"$w/demo.rc"
+	date +%s >"$w/demo.end"
+	kdir=$(cd "$root" && find var/cache/ip_vs_maglev -maxdepth 5 \
+		-path '*/usr/src/linux-headers-*-cloud-amd64' -type d | head -n 1)
+	echo "/$kdir" >"$w/kdir"
+	rc=0
+	if [ -n "$kdir" ]; then
+		run_root "cd /root/ip_vs_maglev && make KDIR=/$kdir &&
+			modinfo -F vermagic ip_vs_maglev.ko" \
+			>"$w/module.log" 2>&1 || rc=$?
+	else
+		echo "no unpacked headers in $root/var/cache/ip_vs_maglev" \
+			>"$w/module.log"
+		rc=1
+	fi
+	echo "$rc" >"$w/module.rc"
+}
+
+if [ "${1:-}" = --inside ]; then
+	inside "$2" "$3"
+	exit
+fi
+
+need_pkgs mmdebstrap git zstd util-linux
+w=$(work_dir fresh)
+rm -f "$w"/*.log "$w"/*.rc "$w"/*.end "$w"/kdir "$w"/root-built
+boot_before=$(boot_state)
+now() { date +%s; }
+
+# The root tarball is named after everything it is built from.
+hash=$( { echo "$FRESH_RECIPE $SUITE $VARIANT $INCLUDE ${DPKGOPTS[*]}"
+	  dpkg-query -W -f='${Version}\n' mmdebstrap; cat "$SOURCES"; } |
+	sha256sum | cut -c1-12)
+cache=$(cache_root)
+tarball=$cache/fresh-$SUITE-$VARIANT-$hash.tar.zst
+mkdir -p "$cache"
+(
+	flock 9
+	[ -f "$tarball" ] && exit 0
+	echo "building the clean $SUITE root ($VARIANT + $INCLUDE) with mmdebstrap, once"
+	t=$(now)
+	args=(--variant="$VARIANT" --include="$INCLUDE")
+	for o in "${DPKGOPTS[@]}"; do args+=(--dpkgopt="$o"); done
+	# mmdebstrap takes the format from the name: keep .tar.zst last.
+	tmp=${tarball%.tar.zst}.tmp.tar.zst
+	nice -n 10 mmdebstrap "${args[@]}" "$SUITE" "$tmp" "$SOURCES" \
+		>"$w/mmdebstrap.log" 2>&1 || {
+		tail -n 20 "$w/mmdebstrap.log"
+		rm -rf "$tmp"
+		exit 1
+	}
+	mv -f "$tmp" "$tarball"
+	echo "$(( $(now) - t ))" >"$tarball.seconds"
+	touch "$w/root-built"
+) 9>"$tarball.lock" || die "mmdebstrap failed (log: $w/mmdebstrap.log)"
+built=cached
+[ -f "$w/root-built" ] && built="built by this run"
+echo "time: root build $(cat "$tarball.seconds" 2>/dev/null || echo '?') s" \
+	"($built: ${tarball##*/}, $(du -m "$tarball" | cut -f1) MB)"
+
+# A failed run keeps its root for a look; the next run of this worktree
+# deletes it (other worktrees' runs are theirs).
+last=$(cat "$w/last-run" 2>/dev/null || true)
+if [ -n "$last" ] && [ -d "$last" ] &&
+   ! grep -qF " $last/" /proc/self/mountinfo; then
+	rm -rf "$last"
+fi
+rm -f "$w/last-run"
+
+# A fresh copy for every run; several worktrees may run at once.
+run=$(mktemp -d "$cache/fresh-run.XXXXXX")
+root=$run/root
+# Should something be left mounted, unmount it before deleting anything.
+cleanup() {
+	if grep -qF " $run/" /proc/self/mountinfo; then
+		umount -R -l "$root/proc" "$root/sys" "$root/dev" \
+			"$root/var/cache/apt/archives" 2>/dev/null || true
+	fi
+	if [ "${keep:-1}" = 0 ] && ! grep -qF " $run/" /proc/self/mountinfo; then
+		rm -rf "$run"
+		rm -f "$w/last-run"
+	fi
+}
+trap cleanup EXIT
+echo "$run" >"$w/last-run"
+t=$(now)
+mkdir "$root"
+tar -C "$root" --zstd -xpf "$tarball" --numeric-owner
+echo "time: root unpack $(( $(now) - t )) s ($root)"
+
+# apt inside sees the package lists the host sees, so it picks the same
+# versions and finds their .debs in the host's archive cache.
+find "$root/var/lib/apt/lists" -maxdepth 1 -type f -delete
+find /var/lib/apt/lists -maxdepth 1 -type f ! -name lock \
+	-exec cp -t "$root/var/lib/apt/lists" {} +
+cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# No package's service may start: the chroot shares the host's kernel,
+# network and /dev. policy-rc.d only stops invoke-rc.d from starting
+# services; every package is still installed and configured in full.
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
+
+head=$(git -C "$TOP" rev-parse HEAD)
+echo "testing the committed tree at HEAD $(git -C "$TOP" log -1 --format='%h %s')"
+[ -z "$(git -C "$TOP" status --porcelain)" ] ||
+	echo "  (the worktree has uncommitted changes: they are not tested)"
+git clone -q --no-hardlinks "$TOP" "$root/root/ip_vs_maglev"
+git -C "$root/root/ip_vs_maglev" checkout -q --detach "$head"
+
+pkgs_of() {
+	dpkg-query --admindir="$root/var/lib/dpkg" -W \
+		-f='${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }'
+}
+pkgs_before=$(pkgs_of)
+absent=
+for p in gcc qemu-system-x86 dwarves busybox-static ipvsadm; do
+	grep -qx "$p" <<<"$pkgs_before" && absent+=" $p"
+done
+if [ -z "$absent" ]; then
+	pass "fresh: the clean root has $(wc -l <<<"$pkgs_before") packages, no gcc, qemu-system-x86, dwarves, busybox-static, ipvsadm"
+else
+	fail "fresh: the clean root already has:$absent"
+fi
+
+echo "running 'make demo' in the clean root (chroot, as root)"
+t=$(now)
+unshare --mount --propagation private "$0" --inside "$root" "$w" ||
+	fail "fresh: the chroot run failed"
+t_demo=$(( $(cat "$w/demo.end" 2>/dev/null || now) - t ))
+t_mod=$(( $(now) - t - t_demo ))
+rc=$(cat "$w/demo.rc" 2>/dev/null || echo '?')
+echo "time: make demo $t_demo s, module build $t_mod s"
+
+# What the clean root had to install: the demo's own apt-get lines, and
+# every package that appeared.
+echo "packages the demo asked apt-get for (log: $w/demo.log):"
+grep -E ': installing: ' "$w/demo.log" | sed 's/^/  /' || echo "  none"
+new=$(comm -13 <(echo "$pkgs_before") <(pkgs_of))
+echo "  $(wc -w <<<"$new") packages installed in all:"
+echo "$new" | xargs | fold -s -w 72 | sed 's/^/    /'
+
+if [ "$rc" = 0 ]; then
+	pass "fresh: make demo exited 0 (${t_demo} s)"
+else
+	fail "fresh: make demo exited $rc (log: $w/demo.log)"
+	tail -n 30 "$w/demo.log" | sed 's/^/  /'
+fi
+# Lines that only a demo that ran to its end prints.
+if grep -qE '^\[ *[0-9]+s\] done$' "$w/demo.log"; then
+	pass "fresh: the demo printed its final 'done' step"
+else
+	fail "fresh: no final 'done' step in the demo's output"
+fi
+checks=$(grep -cE 'check: maglev-sim predicts ([0-9]+) of \1 flows exactly' \
+	"$w/demo.log" || true)
+digests=$(grep -cE '^ *table digest [0-9a-f]+ matches$' "$w/demo.log" || true)
+if [ "$checks" -ge 3 ] && [ "$digests" -ge 3 ]; then
+	pass "fresh: in the guest, maglev-sim predicted every flow and the table digest in all $checks rounds"
+else
+	fail "fresh: in the guest, $checks rounds with every flow predicted and $digests matching digests (3 expected)"
+fi
+if grep -q 'Every flow in every round went where maglev-sim' "$w/demo.log" &&
+   grep -qE 'connections opened and answered' "$w/demo.log"; then
+	pass "fresh: the guest's summary and fleet act report success"
+else
+	fail "fresh: the guest's summary or fleet act is missing"
+fi
+
+mrc=$(cat "$w/module.rc" 2>/dev/null || echo '?')
+kdir=$(cat "$w/kdir" 2>/dev/null || true)
+ver=${kdir##*/linux-headers-}
+if [ "$mrc" = 0 ] && tail -n 1 "$w/module.log" | grep -q "^$ver SMP"; then
+	pass "fresh: make KDIR=$kdir builds ip_vs_maglev.ko for $ver in the root (${t_mod} s)"
+else
+	fail "fresh: make KDIR=${kdir:-?} in the root (exit $mrc, log: $w/module.log)"
+	tail -n 20 "$w/module.log" | sed 's/^/  /'
+fi
+
+if [ "$(boot_state)" = "$boot_before" ]; then
+	pass "fresh: host: no linux-image package installed or removed, /boot unchanged"
+else
+	fail "fresh: host: linux-image packages or /boot changed"
+	diff <(echo "$boot_before") <(boot_state) | sed 's/^/  /'
+fi
+if grep -F " $run/" /proc/self/mountinfo; then
+	fail "fresh: host: mounts left under $run (above)"
+else
+	pass "fresh: host: nothing left mounted under $run"
+fi
+
+keep=1
+[ "$FAILED" -eq 0 ] && [ "${FRESH_KEEP:-0}" != 1 ] && keep=0
+[ "$keep" = 1 ] && echo "the root is kept in $root"
+summary

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Parse "maglev-fleet prom" output (stdin) with prometheus_client's text
+parser and check its values against the /proc file it came from (argv[1]).
+Prints "N families, N samples" and exits 0, or raises."""
+import sys
+
+from prometheus_client.parser import text_string_to_metric_families
+
+SVC_FIELDS = {
+    "ip_vs_maglev_table_slots": "size", "ip_vs_maglev_dests": "dests",
+    "ip_vs_maglev_builds_total": "builds",
+    "ip_vs_maglev_last_build_churn_slots": "churn",
+    "ip_vs_maglev_alloc_failures_total": "alloc_fail",
+    "ip_vs_maglev_build_failures_total": "build_fail",
+    "ip_vs_maglev_pending": "pending",
+    "ip_vs_maglev_config_generation": "gen",
+    "ip_vs_maglev_table_generation": "table_gen",
+    "ip_vs_maglev_table_memory_bytes": "mem",
+}
+
+svc, dest = {}, {}
+cur = None
+for line in open(sys.argv[1]):
+    w = line.split()
+    if not w or w[0].startswith("#"):
+        continue
+    if w[0] == "service":
+        cur = w[1] + " " + w[2]
+        svc[cur] = dict(zip(w[3::2], w[4::2]))
+    else:
+        dest[(cur, w[1])] = dict(zip(w[2::2], w[3::2]))
+
+fams = list(text_string_to_metric_families(sys.stdin.read()))
+names = [f.name for f in fams]
+assert len(names) == len(set(names)), "a family twice"
+n = 0
+for f in fams:
+    for s in f.samples:
+        n += 1
+        lab = s.labels
+        if s.name == "ip_vs_maglev_services":
+            assert s.value == len(svc), s
+            continue
+        fields = svc[lab["service"]]
+        if s.name in SVC_FIELDS:
+            assert s.value == int(fields[SVC_FIELDS[s.name]]), s
+        elif s.name == "ip_vs_maglev_flags":
+            assert s.value == int(fields["flags"], 16), s
+        elif s.name == "ip_vs_maglev_last_build_duration_seconds":
+            assert abs(s.value - int(fields["build_ns"]) / 1e9) < 1e-12, s
+        elif s.name == "ip_vs_maglev_dest_weight":
+            assert s.value == int(dest[(lab["service"], lab["dest"])]["weight"]), s
+        elif s.name == "ip_vs_maglev_dest_slots":
+            assert s.value == int(dest[(lab["service"], lab["dest"])]["slots"]), s
+        elif s.name == "ip_vs_maglev_table_info":
+            assert s.value == 1 and lab["digest"] == fields["digest"], s
+            key = fields.get("key", "seed:" + fields.get("seed", "?"))
+            assert lab["key"] == key, s
+        else:
+            raise AssertionError("unexpected sample %s" % (s,))
+for name, fields in svc.items():
+    total = sum(int(d["slots"]) for (sv, _), d in dest.items() if sv == name)
+    assert total in (0, int(fields["size"])), (name, total)
+print("%d families, %d samples" % (len(fams), n))

@@ -1,0 +1,249 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host tests of maglev-fleet (tools/maglev-fleet.c) on real captures of
+# /proc/net/ip_vs_maglev from guest tests 12 and 18 (tests/data/fleet/,
+# see its README), and on cases derived from them by the edits written
+# out below (never presented as captures):
+#
+#   tests/fleet/run.sh [path/to/maglev-fleet]
+#
+# Checks the fleet verdicts, the reasons, the exit statuses (0 agree,
+# 1 differ, 2 usage or input error, 3 pending), the line numbers of input
+# errors, and that "maglev-fleet prom" output is valid Prometheus text
+# format (promcheck.awk; and python3's prometheus_client parser when it is
+# installed) with the values of the file.  Prints PASS:/FAIL: lines, then
+# "N passed, N failed".
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+D=$TOP/tests/data/fleet
+FLEET=${1:-}
+if [ -z "$FLEET" ]; then
+	make -s -C "$TOP" build/maglev-fleet >&2 || { echo "FAIL: build maglev-fleet"; exit 1; }
+	FLEET=$TOP/build/maglev-fleet
+fi
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+npass=0
+nfail=0
+pass() { echo "PASS: $*"; npass=$((npass + 1)); }
+fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+
+# fleet ARGS...: run maglev-fleet; stdout in $TMP/out, stderr in $TMP/err,
+# exit status in $rc.
+rc=0
+fleet() {
+	rc=0
+	"$FLEET" "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+}
+
+# verdict TEXT WANT_RC [LINE...]: the last run exited WANT_RC and printed
+# every LINE (a fixed string, whole line) on stdout.
+verdict() {
+	local text=$1 want=$2 l miss=
+	shift 2
+	for l in "$@"; do
+		grep -qxF -- "$l" "$TMP/out" || miss="$miss [$l]"
+	done
+	if [ "$rc" = "$want" ] && [ -z "$miss" ]; then
+		pass "$text"
+	else
+		fail "$text: exit $rc (want $want), missing lines:$miss"
+		sed 's/^/  | /' "$TMP/out" "$TMP/err"
+	fi
+}
+
+# bad TEXT WANT_STDERR ARGS...: maglev-fleet ARGS fails with status 2 and
+# this exact message on stderr.
+bad() {
+	local text=$1 want=$2
+	shift 2
+	fleet "$@"
+	if [ "$rc" = 2 ] && [ "$(cat "$TMP/err")" = "$want" ] &&
+		[ ! -s "$TMP/out" ]; then
+		pass "$text"
+	else
+		fail "$text: exit $rc, stderr '$(cat "$TMP/err")', want 2 and '$want'"
+	fi
+}
+
+# three NAME: the captures NAME.lb1 NAME.lb2 NAME.lb3 of directory $1.
+three() { echo "$1/$2.lb1" "$1/$2.lb2" "$1/$2.lb3"; }
+
+echo "== maglev-fleet check on real captures"
+# shellcheck disable=SC2046
+fleet check $(three "$D/12" setup)
+verdict "test 12 set-up: all agree" 0 \
+	"OK: 2 maglev services agree on 3 load balancers (setup.lb1, setup.lb2, setup.lb3)"
+fleet check lb1="$D/12/roll-lb1.lb1" lb2="$D/12/roll-lb1.lb2" lb3="$D/12/roll-lb1.lb3"
+verdict "test 12 rolling update, lb1 updated: rs5 missing on lb2, lb3" 1 \
+	"DISAGREE: 1 of 2 maglev services differ across 3 load balancers (lb1, lb2, lb3)" \
+	"TCP 10.0.0.1:83: differs" \
+	"  dest 10.2.0.5:83: weight 1 on lb1; missing on lb2, lb3"
+if grep -q '^TCP 10.0.0.1:80' "$TMP/out"; then
+	fail "test 12 rolling update: port 80, which agrees, is reported"
+else
+	pass "test 12 rolling update: port 80, which agrees, is not reported"
+fi
+fleet check -v lb1="$D/12/roll-done.lb1" lb2="$D/12/roll-done.lb2" lb3="$D/12/roll-done.lb3"
+verdict "test 12 rolling update done: all agree, -v lists them" 0 \
+	"OK: 2 maglev services agree on 3 load balancers (lb1, lb2, lb3)" \
+	"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { print $(NF - 8) }' "$D/12/roll-done.lb1") key seed 0 size 65537 flags 0x10 dests 5"
+
+if [ -d "$D/18" ]; then
+	fleet check lb1="$D/18/weight-lb1.lb1" lb2="$D/18/weight-lb1.lb2" lb3="$D/18/weight-lb1.lb3"
+	verdict "test 18 rolling re-weight, lb1 done: rs3's weight differs" 1 \
+		"TCP 10.0.0.1:84: differs" \
+		"  dest 10.2.0.3:84: weight 2 on lb1; weight 1 on lb2, lb3"
+	fleet check lb1="$D/18/flags.lb1" lb2="$D/18/flags.lb2" lb3="$D/18/flags.lb3"
+	verdict "test 18 lb2 without port hashing: flags differ, digests do not" 1 \
+		"TCP 10.0.0.1:86: differs" \
+		"  flags: 0x10 on lb1, lb3; 0x0 on lb2 (0x10 flag-2 port hashing, 0x8 flag-1 fallback)"
+	if grep -q '^  digest' "$TMP/out"; then
+		fail "test 18 flags: a digest difference is reported"
+	else
+		pass "test 18 flags: no digest difference reported (flags do not change the table)"
+	fi
+	if [ -f "$D/18/pending.lb1" ]; then
+		fleet check lb1="$D/18/pending.lb1" lb2="$D/18/pending.lb2" lb3="$D/18/pending.lb3"
+		verdict "test 18 pending on lb1: status 3, not called a disagreement" 3 \
+			"PENDING: 1 of 3 maglev services have tables still being built on 3 load balancers, none differs otherwise (lb1, lb2, lb3)"
+		if grep -q '^TCP 10.0.0.1:86: pending on lb1 (gen [0-9]*, table_gen [0-9]*): its table has not caught up' "$TMP/out"; then
+			pass "test 18 pending: names lb1 and its generations"
+		else
+			fail "test 18 pending: no line naming lb1's generations"
+		fi
+	fi
+else
+	fail "no captures of guest test 18 in $D/18"
+fi
+
+echo "== derived cases (edits of real captures)"
+# A service missing on one LB: lb2's port 80 block deleted.
+awk '$1 == "service" { skip = ($3 == "10.0.0.1:80") } !skip' \
+	"$D/12/setup.lb2" >"$TMP/nosvc.lb2"
+fleet check lb1="$D/12/setup.lb1" lb2="$TMP/nosvc.lb2" lb3="$D/12/setup.lb3"
+verdict "derived: service missing on lb2" 1 \
+	"TCP 10.0.0.1:80: differs" \
+	"  service: missing on lb2; present on lb1, lb3"
+# Another table size on lb3: "size 65537" becomes "size 131071".
+sed 's/ size 65537 / size 131071 /' "$D/12/setup.lb3" >"$TMP/size.lb3"
+fleet check lb1="$D/12/setup.lb1" lb2="$D/12/setup.lb2" lb3="$TMP/size.lb3"
+verdict "derived: size differs on lb3" 1 \
+	"  size: 65537 on lb1, lb2; 131071 on lb3 (table_size differs, or a service has more destinations than it)"
+# The new format: "seed 0" becomes "key 5eed0001" (lb2: "key 0badc0de").
+for lb in lb1 lb2 lb3; do
+	sed 's/ seed 0 / key 5eed0001 /' "$D/12/setup.$lb" >"$TMP/key.$lb"
+done
+fleet check lb1="$TMP/key.lb1" lb2="$TMP/key.lb2" lb3="$TMP/key.lb3"
+verdict "derived: key format, same key everywhere" 0 \
+	"OK: 2 maglev services agree on 3 load balancers (lb1, lb2, lb3)"
+sed 's/ key 5eed0001 / key 0badc0de /' "$TMP/key.lb2" >"$TMP/key2.lb2"
+fleet check lb1="$TMP/key.lb1" lb2="$TMP/key2.lb2" lb3="$TMP/key.lb3"
+verdict "derived: key differs on lb2 (same digests)" 1 \
+	"DISAGREE: 2 of 2 maglev services differ across 3 load balancers (lb1, lb2, lb3)" \
+	"  key: 5eed0001 on lb1, lb3; 0badc0de on lb2 (client hash keys differ: the same client is looked up in another slot)"
+fleet check lb1="$D/12/setup.lb1" lb2="$TMP/key.lb2"
+verdict "derived: old (seed) and new (key) format side by side differ" 1 \
+	"  key: seed 0 on lb1; 5eed0001 on lb2 (client hash keys differ: the same client is looked up in another slot)"
+# Same servers and size, another digest: a drained server's history.
+sed 's/ digest [0-9a-f]* / digest 0123456789abcdef /' "$D/12/setup.lb3" >"$TMP/dig.lb3"
+fleet check lb1="$D/12/setup.lb1" lb2="$D/12/setup.lb2" lb3="$TMP/dig.lb3"
+if grep -q "(same destinations, weights and size: a drained destination's history, or different module versions)" "$TMP/out" &&
+	[ "$rc" = 1 ]; then
+	pass "derived: digest alone differs, explained"
+else
+	fail "derived: digest alone differs: exit $rc, $(cat "$TMP/out")"
+fi
+# An LB with no maglev service at all (an empty file).
+: >"$TMP/empty"
+fleet check lb1="$D/12/setup.lb1" lb2="$TMP/empty"
+verdict "derived: an LB without services" 1 \
+	"  service: missing on lb2; present on lb1"
+# README's make demo transcript: the older line without pending/gen/mem.
+fleet check a="$D/readme-demo.txt" b="$D/readme-demo.txt"
+verdict "README transcript (older format) parses and agrees with itself" 0 \
+	"OK: 1 maglev services agree on 2 load balancers (a, b)"
+
+echo "== usage and input errors (exit 2)"
+bad "no arguments" "$("$FLEET" 2>&1 >/dev/null)"
+fleet check
+if [ "$rc" = 2 ]; then pass "check without FILE: exit 2"; else fail "check without FILE: exit $rc"; fi
+bad "a missing file" "maglev-fleet: $TMP/nonexistent: No such file or directory" \
+	check "$TMP/nonexistent"
+bad "two LBs with one label" \
+	"maglev-fleet: two load balancers called 'x': use LABEL=FILE" \
+	check x="$D/12/setup.lb1" x="$D/12/setup.lb2"
+sed '1s/ digest .*//' "$D/12/setup.lb1" >"$TMP/cut"
+bad "a service line cut short" "maglev-fleet: $TMP/cut:1: no digest on the service line" \
+	check "$TMP/cut"
+sed '3s/ weight 1 / weight x /' "$D/12/setup.lb1" >"$TMP/w"
+bad "a bad weight names line 3" "maglev-fleet: $TMP/w:3: bad weight 'x'" check "$TMP/w"
+sed '1s/ digest \([0-9a-f]*\) / digest \1f /' "$D/12/setup.lb1" >"$TMP/d"
+bad "a 17-digit digest" "maglev-fleet: $TMP/d:1: bad digest '$(awk 'NR == 1 { print $(NF - 8) }' "$D/12/setup.lb1")f'" check "$TMP/d"
+sed 1d "$D/12/setup.lb1" >"$TMP/nos"
+bad "dest lines before any service" "maglev-fleet: $TMP/nos:1: dest line before any service line" check "$TMP/nos"
+cat "$D/12/setup.lb1" "$D/12/setup.lb1" >"$TMP/twice"
+bad "a service twice" "maglev-fleet: $TMP/twice:11: service TCP 10.0.0.1:80 listed twice (line 1)" check "$TMP/twice"
+{ echo '# collected from lb1'; echo; echo 'servce TCP 10.0.0.1:80'; } >"$TMP/typo"
+bad "an unknown line kind, after a comment and a blank line" \
+	"maglev-fleet: $TMP/typo:3: neither a service nor a dest line: 'servce'" check "$TMP/typo"
+sed '1s/ seed 0 / seed 0 key 00000000 /' "$D/12/setup.lb1" >"$TMP/both"
+bad "both seed and key" "maglev-fleet: $TMP/both:1: both key and seed" check "$TMP/both"
+sed '1s/TCP 10.0.0.1:80/TCP 10.0.0.300:80/' "$D/12/setup.lb1" >"$TMP/vip"
+bad "a bad VIP" "maglev-fleet: $TMP/vip:1: bad service 'TCP 10.0.0.300:80' (PROTO is TCP, UDP, SCTP, FWM or FWM6; VIP A.B.C.D:port, [IPv6]:port or a mark)" check "$TMP/vip"
+printf 'service TCP 10.0.0.1:80 size\n' >"$TMP/odd"
+bad "a field without its value" "maglev-fleet: $TMP/odd:1: 'size' has no value" check "$TMP/odd"
+bad "prom with two files" "maglev-fleet prom: one FILE at most" prom "$D/12/setup.lb1" "$D/12/setup.lb2"
+
+echo "== maglev-fleet prom"
+PY=
+for p in /usr/bin/python3 python3; do
+	if "$p" -c 'import prometheus_client.parser' 2>/dev/null; then
+		PY=$p
+		break
+	fi
+done
+# make check installs python3-prometheus-client (CHECK_PKGS in
+# scripts/lib.sh); without it the parser's checks fail rather than vanish.
+[ -n "$PY" ] ||
+	fail "prom: python3's prometheus_client is missing (apt-get install python3-prometheus-client)"
+for f in "$D"/12/* "$D"/18/* "$D/readme-demo.txt" "$TMP/key.lb1"; do
+	[ -f "$f" ] || continue
+	n=${f#"$D"/}
+	fleet prom "$f"
+	if [ "$rc" != 0 ]; then
+		fail "prom $n: exit $rc: $(cat "$TMP/err")"
+		continue
+	fi
+	if awk -f "$HERE/promcheck.awk" "$TMP/out" >"$TMP/pc"; then
+		pass "prom $n: valid text format ($(cat "$TMP/pc"))"
+	else
+		fail "prom $n: $(head -n 3 "$TMP/pc")"
+	fi
+	if [ -n "$PY" ]; then
+		if "$PY" "$HERE/promparse.py" "$f" <"$TMP/out" >"$TMP/py" 2>&1; then
+			pass "prom $n: prometheus_client parses it, values match the file ($(cat "$TMP/py"))"
+		else
+			fail "prom $n: prometheus_client: $(tail -n 3 "$TMP/py")"
+		fi
+	fi
+done
+fleet prom "$D/12/setup.lb1"
+if grep -qxF 'ip_vs_maglev_table_info{service="TCP 10.0.0.1:80",digest="c5d9d97c318cbfbe",key="seed:0"} 1' "$TMP/out"; then
+	pass "prom: table_info carries digest and key"
+else
+	fail "prom: no table_info line for port 80"
+fi
+fleet prom "$TMP/key.lb1"
+if grep -q '^ip_vs_maglev_table_info{service="TCP 10.0.0.1:80",digest="[0-9a-f]\{16\}",key="5eed0001"} 1$' "$TMP/out"; then
+	pass "prom: key format's fingerprint in table_info"
+else
+	fail "prom: key format's table_info"
+fi
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

@@ -1,0 +1,907 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * maglev-fleet - checks that load balancers agree, and exports
+ * /proc/net/ip_vs_maglev to Prometheus.
+ *
+ *	maglev-fleet check [-v] [LABEL=]FILE...
+ *	maglev-fleet prom [FILE]
+ *
+ * Each FILE is one load balancer's /proc/net/ip_vs_maglev as collected
+ * (ssh, a configuration tool); "maglev-fleet --help" and docs/fleet.md
+ * describe both commands.  The check's exit status: 0 every service
+ * agrees, 1 some service differs or is missing on some LB, 2 usage or
+ * input error, 3 no difference but some LB's table has not caught up with
+ * its configuration (pending 1): look again in a moment.
+ *
+ * It reads the service line format with "key K" (an 8-hex-digit
+ * fingerprint of the namespace's client hash key) and the older one with
+ * "seed S" (the decimal hash_seed), so old transcripts still parse.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FL_NAME_MAX	64	/* a destination name or a VIP, as in /proc */
+#define FL_TOKENS	64	/* words on one line, at most */
+
+static const char fl_help[] =
+"usage: maglev-fleet check [-v] [LABEL=]FILE...\n"
+"       maglev-fleet prom [FILE]\n"
+"       maglev-fleet --help\n"
+"\n"
+"check: each FILE is one load balancer's /proc/net/ip_vs_maglev; the LB is\n"
+"  called LABEL, or the FILE's base name.  Two LBs agree on a service (PROTO\n"
+"  VIP) when its table digest, client hash key fingerprint (or seed), table\n"
+"  size and scheduler flags are the same on both.  Prints one status line\n"
+"  (OK, DISAGREE or PENDING), then for each service that differs, is\n"
+"  missing on some LB or is pending, why: the destinations missing or\n"
+"  weighted differently, table sizes, keys, flags, digests.  A service\n"
+"  whose line shows \"pending 1\" on some LB has a table that has not caught\n"
+"  up with its configuration yet: it is reported as pending, not compared.\n"
+"  -v also lists the services that agree.\n"
+"  Exit status: 0 all agree, 1 some service differs or is missing on some\n"
+"  LB, 2 usage or input error (a message names the file and line), 3 none\n"
+"  differs but some are pending (check again shortly).\n"
+"\n"
+"prom: prints FILE (default /proc/net/ip_vs_maglev) in the Prometheus text\n"
+"  exposition format, for node_exporter's textfile collector: metrics\n"
+"  ip_vs_maglev_*, labels service=\"PROTO VIP\" and dest=\"NAME\".\n"
+"  Exit status 0, or 2 on a usage or input error.\n"
+"\n"
+"Lines starting with '#' and blank lines in a FILE are ignored.\n";
+
+/* service line fields, in /proc order */
+enum fl_field {
+	F_SIZE, F_KEY, F_SEED, F_FLAGS, F_DESTS, F_BUILDS, F_CHURN, F_BUILD_NS,
+	F_ALLOC_FAIL, F_BUILD_FAIL, F_DIGEST, F_PENDING, F_GEN, F_TABLE_GEN,
+	F_MEM, F_NR
+};
+
+enum fl_kind { K_DEC, K_HEX8, K_HEX16, K_FLAGS };
+
+static const struct {
+	const char *name;
+	enum fl_kind kind;
+} fl_fields[F_NR] = {
+	[F_SIZE]	= { "size",		K_DEC },
+	[F_KEY]		= { "key",		K_HEX8 },
+	[F_SEED]	= { "seed",		K_DEC },
+	[F_FLAGS]	= { "flags",		K_FLAGS },
+	[F_DESTS]	= { "dests",		K_DEC },
+	[F_BUILDS]	= { "builds",		K_DEC },
+	[F_CHURN]	= { "churn",		K_DEC },
+	[F_BUILD_NS]	= { "build_ns",		K_DEC },
+	[F_ALLOC_FAIL]	= { "alloc_fail",	K_DEC },
+	[F_BUILD_FAIL]	= { "build_fail",	K_DEC },
+	[F_DIGEST]	= { "digest",		K_HEX16 },
+	[F_PENDING]	= { "pending",		K_DEC },
+	[F_GEN]		= { "gen",		K_DEC },
+	[F_TABLE_GEN]	= { "table_gen",	K_DEC },
+	[F_MEM]		= { "mem",		K_DEC },
+};
+
+struct fl_dest {
+	char name[FL_NAME_MAX + 1];
+	uint64_t weight, slots;
+};
+
+struct fl_svc {
+	char id[FL_NAME_MAX + 8];	/* "PROTO VIP" */
+	uint64_t val[F_NR];
+	char text[F_NR][24];		/* each value as written */
+	unsigned int have;		/* bit per enum fl_field */
+	unsigned long line;
+	struct fl_dest *dest;
+	size_t nr_dest;
+};
+
+struct fl_lb {
+	const char *label, *path;
+	struct fl_svc *svc;
+	size_t nr_svc;
+};
+
+static void *fl_realloc(void *p, size_t n, size_t size)
+{
+	p = reallocarray(p, n, size);
+	if (!p) {
+		perror("maglev-fleet");
+		exit(2);
+	}
+	return p;
+}
+
+static __attribute__((format(printf, 3, 4), noreturn))
+void fl_bad(const struct fl_lb *lb, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "maglev-fleet: %s:%lu: ", lb->path, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static int fl_parse_dec(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+static int fl_parse_hex(const char *s, size_t digits, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t n;
+
+	for (n = 0; s[n]; n++) {
+		char c = s[n];
+
+		if (n == digits || !((c >= '0' && c <= '9') ||
+				     (c >= 'a' && c <= 'f')))
+			return -1;
+		x = x << 4 | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+	}
+	if (n != digits)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int fl_parse_value(enum fl_kind kind, const char *s, uint64_t *v)
+{
+	switch (kind) {
+	case K_DEC:
+		return fl_parse_dec(s, v);
+	case K_HEX8:
+		return fl_parse_hex(s, 8, v);
+	case K_HEX16:
+		return fl_parse_hex(s, 16, v);
+	case K_FLAGS:
+		if (strncmp(s, "0x", 2) || !s[2] || strlen(s) > 10)
+			return -1;
+		for (const char *p = s + 2; *p; p++)
+			if (!((*p >= '0' && *p <= '9') ||
+			      (*p >= 'a' && *p <= 'f')))
+				return -1;
+		*v = strtoull(s + 2, NULL, 16);
+		return 0;
+	}
+	return -1;
+}
+
+/* An address with a port, as the kernel names them: A.B.C.D:P, [V6]:P. */
+static int fl_addr_port(const char *s)
+{
+	char addr[FL_NAME_MAX + 1];
+	unsigned char buf[16];
+	const char *colon;
+	uint64_t port;
+	size_t len;
+
+	if (strlen(s) > FL_NAME_MAX)
+		return -1;
+	if (s[0] == '[') {
+		colon = strstr(s, "]:");
+		if (!colon)
+			return -1;
+		len = (size_t)(colon - s - 1);
+		memcpy(addr, s + 1, len);
+		addr[len] = 0;
+		colon++;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -1;
+		len = (size_t)(colon - s);
+		memcpy(addr, s, len);
+		addr[len] = 0;
+	}
+	if (inet_pton(s[0] == '[' ? AF_INET6 : AF_INET, addr, buf) != 1)
+		return -1;
+	if (fl_parse_dec(colon + 1, &port) || port > 65535)
+		return -1;
+	return 0;
+}
+
+static int fl_vip_ok(const char *proto, const char *vip)
+{
+	uint64_t mark;
+
+	if (!strcmp(proto, "TCP") || !strcmp(proto, "UDP") ||
+	    !strcmp(proto, "SCTP"))
+		return fl_addr_port(vip);
+	if (!strcmp(proto, "FWM") || !strcmp(proto, "FWM6"))
+		return fl_parse_dec(vip, &mark) || mark > UINT32_MAX ? -1 : 0;
+	return -1;
+}
+
+static void fl_service_line(struct fl_lb *lb, unsigned long ln, char **tok,
+			    int n)
+{
+	struct fl_svc *s;
+	int i, f;
+
+	if (n < 3)
+		fl_bad(lb, ln, "service line without PROTO and VIP");
+	if (fl_vip_ok(tok[1], tok[2]))
+		fl_bad(lb, ln, "bad service '%s %s' (PROTO is TCP, UDP, SCTP, FWM or FWM6; VIP A.B.C.D:port, [IPv6]:port or a mark)",
+		       tok[1], tok[2]);
+	if ((n - 3) % 2)
+		fl_bad(lb, ln, "'%s' has no value", tok[n - 1]);
+	lb->svc = fl_realloc(lb->svc, lb->nr_svc + 1, sizeof(*lb->svc));
+	s = &lb->svc[lb->nr_svc];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->id, sizeof(s->id), "%s %s", tok[1], tok[2]);
+	for (size_t k = 0; k < lb->nr_svc; k++)
+		if (!strcmp(lb->svc[k].id, s->id))
+			fl_bad(lb, ln, "service %s listed twice (line %lu)",
+			       s->id, lb->svc[k].line);
+	lb->nr_svc++;
+	s->line = ln;
+	for (i = 3; i < n; i += 2) {
+		for (f = 0; f < F_NR; f++)
+			if (!strcmp(tok[i], fl_fields[f].name))
+				break;
+		if (f == F_NR)
+			continue;	/* a field added later: not ours */
+		if (s->have & 1u << f)
+			fl_bad(lb, ln, "'%s' given twice", tok[i]);
+		if (strlen(tok[i + 1]) >= sizeof(s->text[f]) ||
+		    fl_parse_value(fl_fields[f].kind, tok[i + 1], &s->val[f]))
+			fl_bad(lb, ln, "bad %s '%s'", tok[i], tok[i + 1]);
+		strcpy(s->text[f], tok[i + 1]);
+		s->have |= 1u << f;
+	}
+	if ((s->have & (1u << F_KEY | 1u << F_SEED)) ==
+	    (1u << F_KEY | 1u << F_SEED))
+		fl_bad(lb, ln, "both key and seed");
+	if (!(s->have & (1u << F_KEY | 1u << F_SEED)))
+		fl_bad(lb, ln, "no key (or seed) on the service line");
+	for (f = 0; f < F_NR; f++) {
+		if (f == F_KEY || f == F_SEED || f >= F_PENDING)
+			continue;	/* optional, or one of the two */
+		if (!(s->have & 1u << f))
+			fl_bad(lb, ln, "no %s on the service line",
+			       fl_fields[f].name);
+	}
+}
+
+static void fl_dest_line(struct fl_lb *lb, unsigned long ln, char **tok,
+			 int n)
+{
+	struct fl_svc *s;
+	struct fl_dest *d;
+	uint64_t w = 0, k = 0;
+	int i, have_w = 0, have_k = 0;
+
+	if (!lb->nr_svc)
+		fl_bad(lb, ln, "dest line before any service line");
+	s = &lb->svc[lb->nr_svc - 1];
+	if (n < 2 || (n - 2) % 2)
+		fl_bad(lb, ln, "dest line is not 'dest NAME weight W slots K'");
+	if (fl_addr_port(tok[1]))
+		fl_bad(lb, ln, "bad dest name '%s'", tok[1]);
+	for (i = 2; i < n; i += 2) {
+		if (!strcmp(tok[i], "weight")) {
+			if (have_w++ || fl_parse_dec(tok[i + 1], &w) ||
+			    w > INT32_MAX)
+				fl_bad(lb, ln, "bad weight '%s'", tok[i + 1]);
+		} else if (!strcmp(tok[i], "slots")) {
+			if (have_k++ || fl_parse_dec(tok[i + 1], &k))
+				fl_bad(lb, ln, "bad slots '%s'", tok[i + 1]);
+		}
+	}
+	if (!have_w || !have_k)
+		fl_bad(lb, ln, "dest line without weight or slots");
+	for (size_t j = 0; j < s->nr_dest; j++)
+		if (!strcmp(s->dest[j].name, tok[1]))
+			fl_bad(lb, ln, "dest %s listed twice in %s", tok[1],
+			       s->id);
+	s->dest = fl_realloc(s->dest, s->nr_dest + 1, sizeof(*s->dest));
+	d = &s->dest[s->nr_dest++];
+	strcpy(d->name, tok[1]);
+	d->weight = w;
+	d->slots = k;
+}
+
+static void fl_read(struct fl_lb *lb)
+{
+	static const char ws[] = " \t\r\n";
+	char *line = NULL, *tok[FL_TOKENS + 1], *save, *w;
+	unsigned long ln = 0;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+	int n;
+
+	f = strcmp(lb->path, "-") ? fopen(lb->path, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "maglev-fleet: %s: %s\n", lb->path,
+			strerror(errno));
+		exit(2);
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		ln++;
+		if (strlen(line) != (size_t)len)
+			fl_bad(lb, ln, "NUL byte");
+		n = 0;
+		save = NULL;
+		for (w = strtok_r(line, ws, &save); w;
+		     w = strtok_r(NULL, ws, &save)) {
+			if (n == FL_TOKENS)
+				fl_bad(lb, ln, "more than %d words",
+				       FL_TOKENS);
+			tok[n++] = w;
+		}
+		if (!n || tok[0][0] == '#')
+			continue;
+		if (!strcmp(tok[0], "service"))
+			fl_service_line(lb, ln, tok, n);
+		else if (!strcmp(tok[0], "dest"))
+			fl_dest_line(lb, ln, tok, n);
+		else
+			fl_bad(lb, ln, "neither a service nor a dest line: '%.40s'",
+			       tok[0]);
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "maglev-fleet: %s: read error\n", lb->path);
+		exit(2);
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+}
+
+static const struct fl_svc *fl_find(const struct fl_lb *lb, const char *id)
+{
+	for (size_t i = 0; i < lb->nr_svc; i++)
+		if (!strcmp(lb->svc[i].id, id))
+			return &lb->svc[i];
+	return NULL;
+}
+
+static const struct fl_dest *fl_find_dest(const struct fl_svc *s,
+					  const char *name)
+{
+	for (size_t i = 0; i < s->nr_dest; i++)
+		if (!strcmp(s->dest[i].name, name))
+			return &s->dest[i];
+	return NULL;
+}
+
+/* --- check ------------------------------------------------------------- */
+
+/* The key as compared and printed: the fingerprint, or "seed S". */
+static void fl_key_text(const struct fl_svc *s, char *buf, size_t len)
+{
+	if (s->have & 1u << F_KEY)
+		snprintf(buf, len, "%s", s->text[F_KEY]);
+	else
+		snprintf(buf, len, "seed %s", s->text[F_SEED]);
+}
+
+/*
+ * Print "V1 on a, b; V2 on c": the LBs grouped by equal value, in order of
+ * first appearance.  val[i] is NULL for an LB without the service.
+ */
+static void fl_groups(FILE *o, const struct fl_lb *lbs, size_t nr, char **val)
+{
+	int *done = calloc(nr, sizeof(*done));
+	const char *sep = "";
+
+	if (!done) {
+		perror("maglev-fleet");
+		exit(2);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const char *comma = "";
+
+		if (!val[i] || done[i])
+			continue;
+		fprintf(o, "%s%s on ", sep, val[i]);
+		for (size_t j = i; j < nr; j++) {
+			if (val[j] && !done[j] && !strcmp(val[i], val[j])) {
+				fprintf(o, "%s%s", comma, lbs[j].label);
+				done[j] = 1;
+				comma = ", ";
+			}
+		}
+		sep = "; ";
+	}
+	free(done);
+}
+
+/* 1 if the LBs that have the service do not all show the same value. */
+static int fl_differ(size_t nr, char **val)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (!val[i])
+			continue;
+		if (first && strcmp(first, val[i]))
+			return 1;
+		first = val[i];
+	}
+	return 0;
+}
+
+enum fl_verdict { V_AGREE, V_PENDING, V_DIFFER };
+
+/* Compare one service across the LBs; print why if it does not agree. */
+static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
+				    size_t nr, const char *id, int verbose)
+{
+	const struct fl_svc **s = calloc(nr, sizeof(*s));
+	char **val = calloc(nr, sizeof(*val));
+	char (*buf)[96] = calloc(nr, sizeof(*buf));
+	size_t nr_have = 0, i, j;
+	int missing = 0, pending = 0, size_d, key_d, flags_d, digest_d;
+	int dest_d = 0;
+	enum fl_verdict v;
+
+	if (!s || !val || !buf) {
+		perror("maglev-fleet");
+		exit(2);
+	}
+	for (i = 0; i < nr; i++) {
+		s[i] = fl_find(&lbs[i], id);
+		if (!s[i]) {
+			missing = 1;
+			continue;
+		}
+		nr_have++;
+		if (s[i]->val[F_PENDING])
+			pending = 1;
+	}
+
+#define FL_VALUES(expr)	do {						\
+		for (i = 0; i < nr; i++) {				\
+			val[i] = s[i] ? buf[i] : NULL;			\
+			if (s[i])					\
+				expr;					\
+		}							\
+	} while (0)
+
+	FL_VALUES(snprintf(buf[i], sizeof(buf[i]), "%s", s[i]->text[F_SIZE]));
+	size_d = fl_differ(nr, val);
+	FL_VALUES(fl_key_text(s[i], buf[i], sizeof(buf[i])));
+	key_d = fl_differ(nr, val);
+	FL_VALUES(snprintf(buf[i], sizeof(buf[i]), "0x%" PRIx64,
+			   s[i]->val[F_FLAGS]));
+	flags_d = fl_differ(nr, val);
+	FL_VALUES(snprintf(buf[i], sizeof(buf[i]), "%s",
+			   s[i]->text[F_DIGEST]));
+	digest_d = fl_differ(nr, val);
+
+	/* destinations: the union over the LBs, each LB's weight or none */
+	for (i = 0; i < nr; i++) {
+		for (j = 0; s[i] && j < s[i]->nr_dest; j++) {
+			const char *name = s[i]->dest[j].name;
+			size_t k;
+
+			for (k = 0; k < nr; k++) {
+				const struct fl_dest *d;
+
+				if (!s[k])
+					continue;
+				d = fl_find_dest(s[k], name);
+				if (!d || d->weight != s[i]->dest[j].weight)
+					dest_d = 1;
+			}
+		}
+	}
+
+	if (missing)
+		v = V_DIFFER;
+	else if (pending)
+		v = V_PENDING;
+	else if (size_d || key_d || flags_d || digest_d)
+		v = V_DIFFER;
+	else
+		v = V_AGREE;
+
+	if (v == V_AGREE) {
+		if (verbose) {
+			const struct fl_svc *a = s[0];
+
+			fl_key_text(a, buf[0], sizeof(buf[0]));
+			fprintf(o, "%s: agrees on all %zu: digest %s key %s size %s flags 0x%" PRIx64 " dests %zu%s\n",
+			       id, nr, a->text[F_DIGEST], buf[0],
+			       a->text[F_SIZE], a->val[F_FLAGS], a->nr_dest,
+			       dest_d ? " (the weights differ, their tables do not)" : "");
+		}
+		goto out;
+	}
+
+	if (v == V_PENDING) {
+		const char *comma = "";
+
+		fprintf(o, "%s: pending on ", id);
+		for (i = 0; i < nr; i++) {
+			if (!s[i]->val[F_PENDING])
+				continue;
+			fprintf(o, "%s%s", comma, lbs[i].label);
+			if (s[i]->have & 1u << F_TABLE_GEN)
+				fprintf(o, " (gen %s, table_gen %s)",
+				       s[i]->text[F_GEN],
+				       s[i]->text[F_TABLE_GEN]);
+			comma = ", ";
+		}
+		fprintf(o, ": its table has not caught up with its configuration; not compared, look again when it shows pending 0\n");
+	} else {
+		fprintf(o, "%s: differs\n", id);
+	}
+	if (missing) {
+		const char *comma = "";
+
+		fprintf(o, "  service: missing on ");
+		for (i = 0; i < nr; i++) {
+			if (!s[i]) {
+				fprintf(o, "%s%s", comma, lbs[i].label);
+				comma = ", ";
+			}
+		}
+		fprintf(o, "; present on ");
+		comma = "";
+		for (i = 0; i < nr; i++) {
+			if (s[i]) {
+				fprintf(o, "%s%s", comma, lbs[i].label);
+				comma = ", ";
+			}
+		}
+		fprintf(o, "\n");
+	}
+	if (nr_have < 2)
+		goto out;
+	/* each destination that is not on every LB with the same weight */
+	for (i = 0; i < nr; i++) {
+		for (j = 0; s[i] && j < s[i]->nr_dest; j++) {
+			const char *name = s[i]->dest[j].name;
+			size_t k, first = nr;
+			int differs = 0;
+
+			for (k = 0; k < nr; k++) {
+				const struct fl_dest *d;
+
+				val[k] = NULL;
+				if (!s[k])
+					continue;
+				d = fl_find_dest(s[k], name);
+				if (d && first == nr)
+					first = k;
+				val[k] = buf[k];
+				if (d)
+					snprintf(buf[k], sizeof(buf[k]),
+						 "weight %" PRIu64, d->weight);
+				else
+					snprintf(buf[k], sizeof(buf[k]),
+						 "missing");
+			}
+			if (first != i)
+				continue;	/* printed already */
+			differs = fl_differ(nr, val);
+			if (!differs)
+				continue;
+			fprintf(o, "  dest %s: ", name);
+			fl_groups(o, lbs, nr, val);
+			fprintf(o, "\n");
+		}
+	}
+	if (size_d) {
+		FL_VALUES(snprintf(buf[i], sizeof(buf[i]), "%s",
+				   s[i]->text[F_SIZE]));
+		fprintf(o, "  size: ");
+		fl_groups(o, lbs, nr, val);
+		fprintf(o, " (table_size differs, or a service has more destinations than it)\n");
+	}
+	if (key_d) {
+		FL_VALUES(fl_key_text(s[i], buf[i], sizeof(buf[i])));
+		fprintf(o, "  key: ");
+		fl_groups(o, lbs, nr, val);
+		fprintf(o, " (client hash keys differ: the same client is looked up in another slot)\n");
+	}
+	if (flags_d) {
+		FL_VALUES(snprintf(buf[i], sizeof(buf[i]), "0x%" PRIx64,
+				   s[i]->val[F_FLAGS]));
+		fprintf(o, "  flags: ");
+		fl_groups(o, lbs, nr, val);
+		fprintf(o, " (0x10 flag-2 port hashing, 0x8 flag-1 fallback)\n");
+	}
+	if (digest_d) {
+		FL_VALUES(snprintf(buf[i], sizeof(buf[i]), "%s",
+				   s[i]->text[F_DIGEST]));
+		fprintf(o, "  digest: ");
+		fl_groups(o, lbs, nr, val);
+		if (!dest_d && !size_d)
+			fprintf(o, " (same destinations, weights and size: a drained destination's history, or different module versions)");
+		fprintf(o, "\n");
+	}
+	if (v == V_DIFFER && !missing && !size_d && !key_d && !flags_d &&
+	    !digest_d)
+		fprintf(o, "  (no difference in the tables)\n");
+out:
+	free(s);
+	free(val);
+	free(buf);
+	return v;
+}
+
+static const char *fl_label(const char *arg, const char **path)
+{
+	const char *eq = strchr(arg, '='), *slash;
+
+	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL) {
+		*path = eq + 1;
+		return strndup(arg, (size_t)(eq - arg));
+	}
+	*path = arg;
+	slash = strrchr(arg, '/');
+	return slash ? slash + 1 : arg;
+}
+
+static int fl_check(int argc, char **argv)
+{
+	struct fl_lb *lbs;
+	size_t nr = 0, nr_svc = 0, n_differ = 0, n_pending = 0, i, j, k;
+	const char **ids = NULL;
+	int verbose = 0;
+
+	if (argc > 0 && !strcmp(argv[0], "-v")) {
+		verbose = 1;
+		argc--;
+		argv++;
+	}
+	if (argc < 1) {
+		fputs("maglev-fleet check: no FILE\n", stderr);
+		fputs(fl_help, stderr);
+		return 2;
+	}
+	lbs = calloc((size_t)argc, sizeof(*lbs));
+	if (!lbs)
+		return 2;
+	for (i = 0; i < (size_t)argc; i++) {
+		lbs[nr].label = fl_label(argv[i], &lbs[nr].path);
+		if (!*lbs[nr].label || !*lbs[nr].path) {
+			fprintf(stderr, "maglev-fleet: bad argument '%s'\n",
+				argv[i]);
+			return 2;
+		}
+		for (j = 0; j < nr; j++)
+			if (!strcmp(lbs[j].label, lbs[nr].label)) {
+				fprintf(stderr, "maglev-fleet: two load balancers called '%s': use LABEL=FILE\n",
+					lbs[nr].label);
+				return 2;
+			}
+		fl_read(&lbs[nr]);
+		nr++;
+	}
+	/* every service of any LB, in order of first appearance */
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < lbs[i].nr_svc; j++) {
+			const char *id = lbs[i].svc[j].id;
+
+			for (k = 0; k < nr_svc; k++)
+				if (!strcmp(ids[k], id))
+					break;
+			if (k < nr_svc)
+				continue;
+			ids = fl_realloc(ids, nr_svc + 1, sizeof(*ids));
+			ids[nr_svc++] = id;
+		}
+	}
+
+	/* the status line first, as monitoring checks print it */
+	{
+		char *out = NULL;
+		size_t outlen = 0;
+		FILE *body = open_memstream(&out, &outlen);
+
+		if (!body) {
+			perror("maglev-fleet");
+			return 2;
+		}
+		for (k = 0; k < nr_svc; k++) {
+			switch (fl_check_svc(body, lbs, nr, ids[k], verbose)) {
+			case V_DIFFER:
+				n_differ++;
+				break;
+			case V_PENDING:
+				n_pending++;
+				break;
+			case V_AGREE:
+				break;
+			}
+		}
+		if (fclose(body)) {
+			perror("maglev-fleet");
+			return 2;
+		}
+		if (n_differ)
+			printf("DISAGREE: %zu of %zu maglev services differ across %zu load balancers",
+			       n_differ, nr_svc, nr);
+		else if (n_pending)
+			printf("PENDING: %zu of %zu maglev services have tables still being built on %zu load balancers, none differs otherwise",
+			       n_pending, nr_svc, nr);
+		else
+			printf("OK: %zu maglev services agree on %zu load balancers",
+			       nr_svc, nr);
+		if (n_differ && n_pending)
+			printf(", %zu more pending", n_pending);
+		printf(" (");
+		for (i = 0; i < nr; i++)
+			printf("%s%s", i ? ", " : "", lbs[i].label);
+		printf(")\n");
+		fwrite(out, 1, outlen, stdout);
+		free(out);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("maglev-fleet: stdout");
+		return 2;
+	}
+	if (n_differ)
+		return 1;
+	return n_pending ? 3 : 0;
+}
+
+/* --- prom ---------------------------------------------------------------- */
+
+/* A label value in the text format: backslash, quote and newline escaped. */
+static void fl_label_value(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			printf("\\n");
+		else
+			putchar(*s);
+	}
+}
+
+static void fl_family(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void fl_sample_start(const char *name, const struct fl_svc *s)
+{
+	printf("%s{service=\"", name);
+	fl_label_value(s->id);
+	printf("\"");
+}
+
+static const struct {
+	enum fl_field f;
+	const char *name, *type, *help;
+} fl_metrics[] = {
+	{ F_SIZE, "ip_vs_maglev_table_slots", "gauge",
+	  "Slots M of the lookup table in use." },
+	{ F_DESTS, "ip_vs_maglev_dests", "gauge",
+	  "Destinations in the table in use." },
+	{ F_FLAGS, "ip_vs_maglev_flags", "gauge",
+	  "Scheduler flags of the service (0x8 flag-1 fallback, 0x10 flag-2 port hashing)." },
+	{ F_BUILDS, "ip_vs_maglev_builds_total", "counter",
+	  "Tables built and published since the service was created." },
+	{ F_CHURN, "ip_vs_maglev_last_build_churn_slots", "gauge",
+	  "Slots whose owner changed in the last table build." },
+	{ F_BUILD_NS, "ip_vs_maglev_last_build_duration_seconds", "gauge",
+	  "Duration of the last table build." },
+	{ F_ALLOC_FAIL, "ip_vs_maglev_alloc_failures_total", "counter",
+	  "Table builds that failed for lack of memory (each is retried)." },
+	{ F_BUILD_FAIL, "ip_vs_maglev_build_failures_total", "counter",
+	  "Table builds that failed for another reason." },
+	{ F_PENDING, "ip_vs_maglev_pending", "gauge",
+	  "1 while a configuration change is not yet in the table in use." },
+	{ F_GEN, "ip_vs_maglev_config_generation", "gauge",
+	  "Configuration changes the service has seen (gen)." },
+	{ F_TABLE_GEN, "ip_vs_maglev_table_generation", "gauge",
+	  "The configuration generation the table in use was built from (table_gen)." },
+	{ F_MEM, "ip_vs_maglev_table_memory_bytes", "gauge",
+	  "Bytes the table in use occupies as allocated." },
+};
+
+static int fl_prom(int argc, char **argv)
+{
+	struct fl_lb lb = { .label = "", .path = "/proc/net/ip_vs_maglev" };
+	size_t i, m, j;
+
+	if (argc > 1) {
+		fputs("maglev-fleet prom: one FILE at most\n", stderr);
+		return 2;
+	}
+	if (argc == 1)
+		lb.path = argv[0];
+	fl_read(&lb);
+
+	fl_family("ip_vs_maglev_services", "gauge",
+		  "maglev services listed in /proc/net/ip_vs_maglev.");
+	printf("ip_vs_maglev_services %zu\n", lb.nr_svc);
+	for (m = 0; m < sizeof(fl_metrics) / sizeof(fl_metrics[0]); m++) {
+		fl_family(fl_metrics[m].name, fl_metrics[m].type,
+			  fl_metrics[m].help);
+		for (i = 0; i < lb.nr_svc; i++) {
+			const struct fl_svc *s = &lb.svc[i];
+			uint64_t v = s->val[fl_metrics[m].f];
+
+			if (!(s->have & 1u << fl_metrics[m].f))
+				continue;
+			fl_sample_start(fl_metrics[m].name, s);
+			if (fl_metrics[m].f == F_BUILD_NS)
+				printf("} %" PRIu64 ".%09" PRIu64 "\n",
+				       v / 1000000000, v % 1000000000);
+			else
+				printf("} %" PRIu64 "\n", v);
+		}
+	}
+	fl_family("ip_vs_maglev_dest_weight", "gauge",
+		  "Weight the table in use was built with, per destination.");
+	for (i = 0; i < lb.nr_svc; i++) {
+		for (j = 0; j < lb.svc[i].nr_dest; j++) {
+			fl_sample_start("ip_vs_maglev_dest_weight", &lb.svc[i]);
+			printf(",dest=\"");
+			fl_label_value(lb.svc[i].dest[j].name);
+			printf("\"} %" PRIu64 "\n", lb.svc[i].dest[j].weight);
+		}
+	}
+	fl_family("ip_vs_maglev_dest_slots", "gauge",
+		  "Table slots a destination owns.");
+	for (i = 0; i < lb.nr_svc; i++) {
+		for (j = 0; j < lb.svc[i].nr_dest; j++) {
+			fl_sample_start("ip_vs_maglev_dest_slots", &lb.svc[i]);
+			printf(",dest=\"");
+			fl_label_value(lb.svc[i].dest[j].name);
+			printf("\"} %" PRIu64 "\n", lb.svc[i].dest[j].slots);
+		}
+	}
+	fl_family("ip_vs_maglev_table_info", "gauge",
+		  "Always 1: the table's digest and the client hash key fingerprint (\"seed:S\" from modules that print a seed); load balancers agree when both are equal.");
+	for (i = 0; i < lb.nr_svc; i++) {
+		const struct fl_svc *s = &lb.svc[i];
+
+		fl_sample_start("ip_vs_maglev_table_info", s);
+		printf(",digest=\"%s\",key=\"", s->text[F_DIGEST]);
+		if (s->have & 1u << F_KEY)
+			printf("%s", s->text[F_KEY]);
+		else
+			printf("seed:%s", s->text[F_SEED]);
+		printf("\"} 1\n");
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("maglev-fleet: stdout");
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "--help") ||
+			  !strcmp(argv[1], "-h"))) {
+		fputs(fl_help, stdout);
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return fl_check(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "prom"))
+		return fl_prom(argc - 2, argv + 2);
+	fputs(fl_help, stderr);
+	return 2;
+}

@@ -150,7 +150,9 @@ param_loop() {
 		# shellcheck disable=SC2086
 		stress_pick _v $VALID_SIZES $INVALID_SIZES
 		_f=$SYSCTL/maglev_table_size
-		read -r _was <$_f
+		# Not "read": ash reads a byte at a time, and a number sysctl
+		# reads as end of file past offset 0.
+		_was=$(cat $_f)
 		if echo "$_v" 2>/dev/null >$_f; then
 			stress_is_valid_size "$_v" ||
 				echo "maglev_table_size: invalid '$_v' accepted" >>"$T/param.bad"
@@ -164,7 +166,7 @@ param_loop() {
 		# shellcheck disable=SC2086
 		stress_pick _v $VALID_KEYS $INVALID_KEYS
 		_f=$SYSCTL/maglev_hash_key
-		read -r _was <$_f
+		_was=$(cat $_f)
 		case " $VALID_KEYS " in
 		*" $_v "*) _valid=1 ;;
 		*) _valid=0 ;;

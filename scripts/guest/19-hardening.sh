@@ -190,8 +190,11 @@ else
 	pass "$PROC shows no 32-hex key, only the fingerprint $(svc_field "$S" key)"
 fi
 
-# A user namespace of uid NOBODY owning a new network namespace.
+# A user namespace of uid NOBODY owning a new network namespace. Its owner
+# could read its key, so it starts with the public (zero) key, not with
+# the secret the parameter hash_key holds.
 K3=0f1e2d3c4b5a69788796a5b4c3d2e1f0
+echo "$K" >$PARAMS/hash_key || fail "parameter hash_key refused the key"
 # shellcheck disable=SC2016 # expanded by the inner sh
 if asuser -U $NOBODY sh -c '
 	s=/proc/sys/net/ipv4/vs
@@ -211,8 +214,8 @@ fi
 sed 's/^/#   /' "$T/userns"
 expect_eq "userns: its namespace's size is the default" \
 	"$(sed -n 's/^size \([0-9]*\)$/\1/p' "$T/userns")" "$(cat $PARAMS/table_size)"
-expect_eq "userns: its namespace's key is the default" \
-	"$(sed -n 's/^key //p' "$T/userns")" "$(cat $PARAMS/hash_key)"
+expect_eq "userns: its namespace starts with the public key, not hash_key" \
+	"$(sed -n 's/^key //p' "$T/userns")" $ZERO_KEY
 expect_eq "userns: it sets its own namespace's key" \
 	"$(sed -n 's/^wrote //p' "$T/userns")" $K3
 expect_eq "userns: and its own table size" \
@@ -228,6 +231,7 @@ expect_eq "the host's key is unchanged" "$(cat $SYSCTL/maglev_hash_key)" "$K"
 expect_eq "the host's table size is unchanged" \
 	"$(cat $SYSCTL/maglev_table_size)" 65537
 ns_sysctl "" maglev_hash_key $ZERO_KEY || fail "zero key refused"
+echo $ZERO_KEY >$PARAMS/hash_key || fail "parameter hash_key: zero key refused"
 ipvsadm -C
 
 # --- d. memory charged to the creator's cgroup --------------------------------------

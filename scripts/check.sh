@@ -31,6 +31,8 @@ set -eu
 
 STEPS=${CHECK_STEPS:-host compile static fuzz vm stock dkms keepalived deb fresh vm-debug}
 
+run_start=$(date +%s)
+declare -A took=()
 boot_before=$(boot_state)
 
 need_pkgs "${CHECK_PKGS[@]}"
@@ -93,7 +95,8 @@ for step in $STEPS; do
 	grep '^FAIL' "$log" | sed "s/^/[$step] /" >>"$w/failures" || true
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
-	echo "=== $step: $p passed, $f failed in $(( $(date +%s) - start ))s"
+	took[$step]=$(( $(date +%s) - start ))
+	echo "=== $step: $p passed, $f failed in ${took[$step]}s"
 done
 
 echo "=== boot: the run left the boot kernel alone"
@@ -108,6 +111,15 @@ else
 		tee -a "$w/failures"
 	total_fail=$((total_fail + 1))
 fi
+
+# Wall time of each step and its share of the run.
+all=$(( $(date +%s) - run_start ))
+echo "=== times: $((all / 60)) min $((all % 60)) s in all"
+for step in $STEPS; do
+	[ -n "${took[$step]:-}" ] || continue
+	printf '===   %-10s %5ds %3d%%\n' "$step" "${took[$step]}" \
+		$(( all ? took[$step] * 100 / all : 0 ))
+done
 
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"

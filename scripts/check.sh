@@ -24,6 +24,7 @@
 #                                        (mmdebstrap, cached), chroot
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
+# vm-debug runs beside the other steps (CHECK_SERIAL=1: in its turn).
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
 # docs/testing.md says what each step proves.
 set -eu
@@ -31,6 +32,8 @@ set -eu
 
 STEPS=${CHECK_STEPS:-host compile static fuzz vm stock dkms keepalived deb fresh vm-debug}
 
+run_start=$(date +%s)
+declare -A took=()
 boot_before=$(boot_state)
 
 need_pkgs "${CHECK_PKGS[@]}"
@@ -64,27 +67,34 @@ step_flavour() {
 	esac
 }
 
-for step in $STEPS; do
-	cmd=$(step_cmd "$step") || die "unknown step '$step'"
-	log=$w/$step.log
-	echo "=== $step: ${cmd#"$TOP/"}"
+# run_step STEP: run it with its output in $w/STEP.log (and on stdout
+# unless BG), then record its wall time in $w/STEP.time.
+run_step() {
+	local step=$1 cmd log=$w/$1.log start rc=0
+	cmd=$(step_cmd "$step")
 	start=$(date +%s)
-	rc=0
-	if [ -x "$cmd" ]; then
+	if [ ! -x "$cmd" ]; then
+		echo "FAIL: $step: ${cmd#"$TOP/"} missing" >"$log"
+		rc=1
+	elif [ -n "${BG:-}" ]; then
+		KFLAVOUR=$(step_flavour "$step") "$cmd" </dev/null >"$log" 2>&1 ||
+			rc=$?
+	else
 		KFLAVOUR=$(step_flavour "$step") "$cmd" </dev/null 2>&1 |
 			tee "$log"
 		rc=${PIPESTATUS[0]}
-	else
-		echo "FAIL: $step: ${cmd#"$TOP/"} missing" | tee "$log"
-		rc=1
 	fi
+	echo "$rc $(( $(date +%s) - start ))" >"$w/$step.time"
+}
+
+# count_step STEP: add its result lines to the totals.
+count_step() {
+	local step=$1 log=$w/$1.log last p=0 f=0 rc t
+	read -r rc t <"$w/$step.time"
 	last=$(tail -n 1 "$log")
 	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
 		p=${BASH_REMATCH[1]}
 		f=${BASH_REMATCH[2]}
-	else
-		p=0
-		f=0
 	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL: $step: exited with status $rc" | tee -a "$log"
@@ -93,8 +103,39 @@ for step in $STEPS; do
 	grep '^FAIL' "$log" | sed "s/^/[$step] /" >>"$w/failures" || true
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
-	echo "=== $step: $p passed, $f failed in $(( $(date +%s) - start ))s"
+	took[$step]=$t
+	echo "=== $step: $p passed, $f failed in ${t}s"
+}
+
+for step in $STEPS; do
+	step_cmd "$step" >/dev/null || die "unknown step '$step'"
 done
+
+# vm-debug (the debug kernel's guests, the longest step) runs beside the
+# others, started first: its guests wait on timers and hold-offs much of
+# the time, when the other steps use the CPUs. CHECK_SERIAL=1 runs it in
+# its turn instead. Its output is shown when it ends.
+bg=
+if [ -z "${CHECK_SERIAL:-}" ] && [[ " $STEPS " == *" vm-debug "* ]]; then
+	bg=vm-debug
+	echo "=== vm-debug: scripts/vm-test.sh (KFLAVOUR=debug), beside the other steps; log: $w/vm-debug.log"
+	BG=1 run_step vm-debug &
+	bgpid=$!
+fi
+
+for step in $STEPS; do
+	[ "$step" = "$bg" ] && continue
+	echo "=== $step: $(step_cmd "$step" | sed "s|^$TOP/||")"
+	run_step "$step"
+	count_step "$step"
+done
+
+if [ -n "$bg" ]; then
+	echo "=== vm-debug: waiting for it"
+	wait "$bgpid" || true
+	cat "$w/vm-debug.log"
+	count_step vm-debug
+fi
 
 echo "=== boot: the run left the boot kernel alone"
 boot_after=$(boot_state)
@@ -108,6 +149,15 @@ else
 		tee -a "$w/failures"
 	total_fail=$((total_fail + 1))
 fi
+
+# Wall time of each step and its share of the run.
+all=$(( $(date +%s) - run_start ))
+echo "=== times: $((all / 60)) min $((all % 60)) s in all"
+for step in $STEPS; do
+	[ -n "${took[$step]:-}" ] || continue
+	printf '===   %-10s %5ds %3d%%\n' "$step" "${took[$step]}" \
+		$(( all ? took[$step] * 100 / all : 0 ))
+done
 
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"

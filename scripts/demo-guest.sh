@@ -317,7 +317,7 @@ verify "$W/five-again.map" || status=1
 
 # ---- act 4: several load balancers behind a router, one dies ----
 #
-#   user 10.8.0.1 -- router ==ECMP==> lb1 lb2 lb3 (10.3.0.11-13)  -->  srv1..srv4
+#   user 10.8.0.1 -- router ==ECMP==> lb1 lb2 lb3 (10.3.0.11-13)  -->  srv1..srv5
 #                    10.3.0.254        (all on bridge fbr, replies go straight
 #                                       from the servers to the router)
 
@@ -327,13 +327,13 @@ FLEET=120
 # setup_fleet: the namespaces and links (one "ip -batch" per namespace:
 # under TCG every process costs), servers started.
 setup_fleet() {
-	for ns in router user lb1 lb2 lb3 srv1 srv2 srv3 srv4; do
+	for ns in router user lb1 lb2 lb3 srv1 srv2 srv3 srv4 srv5; do
 		$IP netns add $ns || return 1
 	done
 	{
 		echo "link add fbr type bridge"
 		echo "link set fbr up"
-		for ns in router lb1 lb2 lb3 srv1 srv2 srv3 srv4; do
+		for ns in router lb1 lb2 lb3 srv1 srv2 srv3 srv4 srv5; do
 			echo "link add f-$ns type veth peer name eth0 netns $ns"
 			echo "link set f-$ns master fbr up"
 		done
@@ -347,7 +347,7 @@ setup_fleet() {
 		$IP -n user -batch - || return 1
 	$IP netns exec router sysctl -qw net.ipv4.ip_forward=1 \
 		net.ipv4.fib_multipath_hash_policy=1 || return 1
-	for i in 1 2 3 4 11 12 13; do
+	for i in 1 2 3 4 5 11 12 13; do
 		case $i in 1?) ns=lb${i#1} ;; *) ns=srv$i ;; esac
 		printf '%s\n' "link set lo up" "addr add 10.3.0.$i/24 dev eth0" \
 			"link set eth0 up" "addr add $FVIP/32 dev lo" \
@@ -356,7 +356,7 @@ setup_fleet() {
 		$IP netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
 			net.ipv4.conf.all.arp_announce=2 || return 1
 	done
-	for i in 1 2 3 4; do
+	for i in 1 2 3 4 5; do
 		$IP netns exec "srv$i" tcpfleet server "srv$i" 80 &
 	done
 }
@@ -369,12 +369,21 @@ fleet_route() {
 	run $IP -n router route replace $FVIP/32 $nh
 }
 
-# fleet_conns FILE: "LB CLIENT_PORT REAL_SERVER" per IPVS connection.
+# fleet_conns FILE: "LB CLIENT_PORT REAL_SERVER" per IPVS connection an
+# LB made itself (Origin LOCAL in /proc/net/ip_vs_conn_sync; the copies
+# that sync brought from the other LBs say SYNC).
 fleet_conns() {
 	for lb in lb1 lb2 lb3; do
-		$IP netns exec $lb ipvsadm -Lcn | awk -v lb=$lb '$1 == "TCP" {
-			split($4, c, ":"); split($6, d, ":")
-			print lb, c[2], "srv" substr(d[1], 8) }'
+		$IP netns exec $lb cat /proc/net/ip_vs_conn_sync | awk -v lb=$lb '
+		function hex(s,   i, n) {
+			s = tolower(s)
+			for (i = 1; i <= length(s); i++)
+				n = n * 16 + index("0123456789abcdef",
+						   substr(s, i, 1)) - 1
+			return n
+		}
+		$1 == "TCP" && $9 == "LOCAL" {
+			print lb, hex($3), "srv" hex(substr($6, 7, 2)) }'
 	done >"$1"
 }
 
@@ -391,10 +400,21 @@ echo "  5-tuple). Each LB runs IPVS with the same VIP $FVIP:80 and the same four
 echo "  real servers, added in a different order on each, direct routing and"
 echo "  net.ipv4.vs.sloppy_tcp=1 (so an LB that never saw a connection's SYN"
 echo "  still schedules it). Each real server answers every line with its name."
+echo "  Every LB runs IPVS's connection sync as master and backup (multicast"
+echo "  on the LBs' link), so each LB knows the others' connections."
 setup_fleet || die "could not set up the fleet's namespaces"
 for lb in lb1 lb2 lb3; do
 	case $lb in lb1) o="1 2 3 4" ;; lb2) o="4 3 2 1" ;; *) o="2 4 1 3" ;; esac
-	$IP netns exec $lb sysctl -qw net.ipv4.vs.sloppy_tcp=1
+	# docs/fleet.md: each connection synced once established, at each
+	# closing state, and again every 300 s while it has traffic.
+	$IP netns exec $lb sysctl -qw net.ipv4.vs.sloppy_tcp=1 \
+		net.ipv4.vs.sync_version=1 "net.ipv4.vs.sync_threshold=3 0" \
+		net.ipv4.vs.sync_refresh_period=300
+	for role in master backup; do
+		$IP netns exec $lb ipvsadm --start-daemon $role \
+			--mcast-interface eth0 --syncid 4 ||
+			die "ipvsadm --start-daemon $role on $lb failed"
+	done
 	{
 		echo "-A -t $FVIP:80 -s maglev -b flag-2"
 		for i in $o; do echo "-a -t $FVIP:80 -r 10.3.0.$i:80 -g -w 1"; done
@@ -427,6 +447,35 @@ for lb in lb1 lb2 lb3; do
 		"$(awk -v lb=$lb '$1 == lb' "$W/fleet.before" | wc -l)"
 done
 echo
+echo "  A rolling update, one LB after the other: srv5 joins, srv2 is drained"
+echo "  (weight 0: its connections stay, new ones go elsewhere), srv3 gets"
+echo "  weight 2. Each LB's table now sends some old connections' keys to"
+echo "  other servers; the connections stay where they are."
+for lb in lb1 lb2 lb3; do
+	$IP netns exec $lb ipvsadm -a -t $FVIP:80 -r 10.3.0.5:80 -g -w 1 &&
+	$IP netns exec $lb ipvsadm -e -t $FVIP:80 -r 10.3.0.2:80 -g -w 0 &&
+	$IP netns exec $lb ipvsadm -e -t $FVIP:80 -r 10.3.0.3:80 -g -w 2 ||
+		die "the rolling update on $lb failed"
+done
+fcmd round 2 60
+# The master sends a partly filled buffer after at most about 2 s.
+sleep 3
+# Which of lb3's connections the updated table sends elsewhere: without
+# sync, those would break when lb3 dies (maglev-sim, same table code).
+{
+	for i in 1 2 3 4; do echo "ADD_NODE 10.3.0.$i:80 1"; done
+	printf '%s\n' "ADD_NODE 10.3.0.5:80 1" "WEIGHT 10.3.0.2:80 0" \
+		"WEIGHT 10.3.0.3:80 2"
+	awk '$1 == "lb3" { print "LOOKUP_ADDR 10.8.0.1:" $2 }' "$W/fleet.before"
+} | "$SIM" >"$W/fleet.sim" || die "maglev-sim failed"
+elsewhere=$(awk '$1 == "lb3" { print $3 }' "$W/fleet.before" |
+	paste - "$W/fleet.sim" | awk '{ split($2, a, /[.:]/)
+		if ("srv" a[4] != $1) n++ } END { print n + 0 }')
+for lb in lb1 lb2; do
+	printf '  %s knows %d connections (its own and, by sync, the others'"'"')\n' \
+		$lb "$($IP netns exec $lb ipvsadm -Lcn | grep -c '^TCP')"
+done
+echo
 echo "  lb3 dies: its link goes down and the router drops its route (as BGP"
 echo "  or a health check would). Every connection sends two more lines."
 run $IP link set f-lb3 down
@@ -452,8 +501,8 @@ END {
 		"continued", "same srv", "answered by, after"
 	for (c = 1; c <= 3; c++) {
 		l = ""
-		for (i = 1; i <= 4; i++)
-			l = l sprintf(i < 4 ? "srv%d %-4d" : "srv%d %d", i,
+		for (i = 1; i <= 5; i++)
+			l = l sprintf(i < 5 ? "srv%d %-4d" : "srv%d %d", i,
 				rs[c " srv" i])
 		printf "  %-24s %5d %9d %9d   %s\n", name[c], n[c], ok[c],
 			same[c], l
@@ -463,12 +512,20 @@ END {
 	exit tot != tok || tot == 0
 }' "$W/fleet.before" "$W/fleet.after" "$W/fleet.list" || status=1
 echo
-echo "  Every LB built the same table from the same servers, so whichever LB"
-echo "  a packet reaches sends it to the server that holds its connection."
+echo "  Every LB built the same table from the same servers, and the connection"
+echo "  sync told lb1 and lb2 about lb3's connections, so whichever LB a packet"
+echo "  reaches sends it to the server that holds its connection, even after"
+echo "  the update changed the tables: without sync, the $elsewhere of lb3's"
+echo "  connections that the updated table sends to another server (maglev-sim)"
+echo "  would have broken."
 echo "  (this act took $(($(date +%s) - act_start)) s in the guest)"
 echo quit >&4
 exec 4>&- 5<&-
-for lb in lb1 lb2 lb3; do $IP netns exec $lb ipvsadm -C; done
+for lb in lb1 lb2 lb3; do
+	$IP netns exec $lb ipvsadm --stop-daemon master
+	$IP netns exec $lb ipvsadm --stop-daemon backup
+	$IP netns exec $lb ipvsadm -C
+done
 
 section "Summary"
 printf '  %-22s %6s  %6s   %s\n' change flows slots \

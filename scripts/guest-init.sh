@@ -3,7 +3,8 @@
 # /init of the guest initramfs built by scripts/mkinitramfs.sh (busybox sh).
 #
 # The kernel command line says what to do:
-#   maglev.job=kunit       insmod /maglev/kunit/*.ko, dump their KTAP results
+#   maglev.job=kunit       insmod /maglev/kunit/*.ko (ip_vs_maglev.ko built
+#                          with its KUnit suites), dump their KTAP results
 #   maglev.job=test:FILE   insmod /maglev/deps/* (in deps.list order) and
 #                          /maglev/ip_vs_maglev.ko, run /maglev/tests/FILE
 #   maglev.timeout=SECS    limit for one test (default 60)
@@ -84,6 +85,14 @@ run_kunit() {
 		cat "$r" >&3
 		echo "@@ KTAP-END" >&3
 	done
+	# The suites run inside ip_vs_maglev.ko: one scheduler, not a
+	# second live copy beside it.
+	n=$(dmesg | grep -c '\[maglev\] scheduler registered')
+	if [ "$n" = 1 ]; then
+		echo "PASS: one maglev scheduler registered during KUnit" >&3
+	else
+		echo "FAIL: $n maglev schedulers registered during KUnit, want 1" >&3
+	fi
 	for m in $mods; do
 		rmmod "$m" || echo "FAIL: rmmod $m" >&3
 	done

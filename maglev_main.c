@@ -606,9 +606,12 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		if (likely(idx < lut->nr)) {
 			dest = lut->dest[idx];
 			if (unlikely(maglev_dest_unavailable(dest))) {
+				/* Overloaded, no flag-1: refused, as documented. */
 				if (!(svc->flags & MAGLEV_F_FALLBACK) &&
-				    !maglev_dest_retired(dest))
-					goto out;	/* overloaded */
+				    !maglev_dest_retired(dest)) {
+					dest = NULL;
+					goto out;
+				}
 				dest = maglev_fallback(lut, hash);
 			}
 		}

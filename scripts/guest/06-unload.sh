@@ -4,6 +4,7 @@
 # "ipvsadm -C", repeatedly, with tables being replaced in between. IPVS
 # loads the module on demand. kmemleak, where the kernel has it, finds
 # nothing.
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1

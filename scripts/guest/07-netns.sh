@@ -2,6 +2,7 @@
 # Guest test 7: network namespace isolation. Each namespace's
 # /proc/net/ip_vs_maglev lists only its own maglev services; a namespace
 # deleted with services configured releases them and the module unloads.
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 REF=/sys/module/ip_vs_maglev/refcnt

@@ -6,6 +6,7 @@
 # the published table still maps keys to it, and its keys are not dropped
 # (no flag-1); the other keys keep their destination.  Injected allocation
 # failures are tested in 11-teardown.sh.
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1

@@ -22,6 +22,7 @@
 # reports on the console and kmemleak are judged by the harness.
 #
 # guest-timeout: 180+stress
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 # --- what the module is expected to do (adjust here) --------------------------

@@ -18,6 +18,7 @@
 #    table's memory ("mem" in /proc), which goes again after the deletion.
 # e. Bounded concurrency: the workqueue's max_active is 4 (WQ_SYSFS).
 # guest-timeout: 300
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 CATCHUP_TIMEOUT=60

@@ -23,7 +23,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools bench-host bench-guest bench-sync \
+.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-guest bench-sync \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -55,9 +55,14 @@ clean:
 # Consistent-hash rings of seeds 002 and 004, for maglev-sim and compare.
 RING_SRC	:= tools/ring/ring_hash.c tools/ring/ring_set.c tools/ring/ring_hash.h tools/ring/ring_set.h
 
-# Userspace programs built from the same maglev_table.c.
-tools: $(BUILD)/maglev-sim $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/maglev-fleet \
-	$(BUILD)/connprobe $(BUILD)/asuser
+# The user's tools: maglev-sim (built from the same maglev_table.c) and
+# maglev-fleet.
+tools: $(BUILD)/maglev-sim $(BUILD)/maglev-fleet
+
+# The guest tests' helpers (tests/guest/*.c): test traffic, connections
+# right after a command, a command as an unprivileged user.
+guest-tools: $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/connprobe \
+	$(BUILD)/asuser
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -65,24 +70,24 @@ $(BUILD):
 $(BUILD)/maglev-sim: tools/maglev-sim.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC))
 
-$(BUILD)/udpflows: tools/udpflows.c | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/udpflows.c
+$(BUILD)/udpflows: tests/guest/udpflows.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/udpflows.c
 
-$(BUILD)/tcpfleet: tools/tcpfleet.c | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/tcpfleet.c
+$(BUILD)/tcpfleet: tests/guest/tcpfleet.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/tcpfleet.c
 
 # Fleet consistency check and Prometheus export of /proc/net/ip_vs_maglev
 # (docs/fleet.md); it parses text only, so it links no table code.
 $(BUILD)/maglev-fleet: tools/maglev-fleet.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-fleet.c
 
-# Helpers of guest test 19-hardening (scripts/guest/): connections right
+# Helpers of guest test 19-hardening (tests/guest/): connections right
 # after a command, and a command as an unprivileged user.
-$(BUILD)/connprobe: tools/connprobe.c | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/connprobe.c
+$(BUILD)/connprobe: tests/guest/connprobe.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/connprobe.c
 
-$(BUILD)/asuser: tools/asuser.c | $(BUILD)
-	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/asuser.c
+$(BUILD)/asuser: tests/guest/asuser.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/asuser.c
 
 # The benchmark compiles maglev_table.c, the ip_vs_mh port it compares
 # with and the reference fill with the kernel's code-generation limits
@@ -146,14 +151,14 @@ FUZZ_SECONDS	?= 300
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
-# Stress and scale guest tests (13-16) with STRESS_SECONDS of load each, on
+# Stress, scale and memory guest tests (13-15) with STRESS_SECONDS of load each, on
 # each of STRESS_FLAVOURS; "make check" runs them with 20 s.
 STRESS_SECONDS	?= 600
 STRESS_FLAVOURS	?= default debug
 stress:
 	set -e; for f in $(STRESS_FLAVOURS); do \
 		KFLAVOUR=$$f STRESS_SECONDS=$(STRESS_SECONDS) \
-		GUEST_TESTS='1[3-6]-*' scripts/vm-test.sh; done
+		GUEST_TESTS='1[3-5]-*' scripts/vm-test.sh; done
 
 help:
 	@echo 'Targets:'
@@ -164,8 +169,10 @@ help:
 	@echo '  make uninstall  remove what make install put there, run depmod'
 	@echo '  make deb        Debian DKMS packages ip-vs-maglev-dkms, ip-vs-mh-maglev-dkms'
 	@echo '  make clean      remove build products'
-	@echo '  make tools      build $(BUILD)/maglev-sim (table planner), maglev-fleet (fleet check,'
-	@echo '                  Prometheus export), udpflows and tcpfleet (test traffic)'
+	@echo '  make tools      build $(BUILD)/maglev-sim (table planner) and maglev-fleet'
+	@echo '                  (fleet check, Prometheus export)'
+	@echo '  make guest-tools build the guest tests'"'"' helpers: udpflows, tcpfleet,'
+	@echo '                  connprobe, asuser (tests/guest/)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench-sync.sh: "make bench-sync". Runs guest test 18 (scripts/guest/
+# bench-sync.sh: "make bench-sync". Runs guest test 18 (tests/guest/
 # 18-sync.sh: three LBs with IPVS connection sync) on the test kernel and
 # prints its figures: connections broken when an LB dies after backend
 # changes, with and without sync, beside maglev-sim's prediction, and the

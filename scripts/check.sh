@@ -10,7 +10,7 @@
 #                                        targets, paths in README.md and
 #                                        docs/), checkpatch --strict, sparse
 #   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
-#   vm       scripts/vm-test.sh          KUnit and scripts/guest/ in QEMU
+#   vm       scripts/vm-test.sh          KUnit and tests/guest/ in QEMU
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
 #                                        lockdep, kmemleak, failslab)
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU

@@ -85,10 +85,10 @@ if ! make -C "$STOCK_KDIR" M="$w/src" modules \
 fi
 cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
 
-step "building maglev-sim (make tools)"
-if ! make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
+step "building maglev-sim and tcpfleet (make tools guest-tools)"
+if ! make -C "$TOP" BUILD="$w/tools" tools guest-tools >"$w/tools.log" 2>&1; then
 	tail -n 30 "$w/tools.log" >&2
-	die "make tools failed (log: $w/tools.log)"
+	die "make tools guest-tools failed (log: $w/tools.log)"
 fi
 cp "$w/tools/maglev-sim" "$w/root/maglev/"
 cp "$w/tools/tcpfleet" "$w/root/maglev/bin/"

@@ -87,8 +87,8 @@ else
 	fail "$label: make MH_COMPAT=1 built a module not named ip_vs_mh"
 fi
 
-if ! make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
-	fail "$label: make tools (see $w/tools.log)"
+if ! make -C "$TOP" BUILD="$w/tools" tools guest-tools >"$w/tools.log" 2>&1; then
+	fail "$label: make tools guest-tools (see $w/tools.log)"
 	tail -n 30 "$w/tools.log"
 	summary
 	exit

@@ -4,7 +4,7 @@
 #
 # One boot runs the KUnit modules built from kunit/ and reads their KTAP
 # from debugfs; the suite maglev_table must be there. Then one boot per
-# scripts/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded. The guest
+# tests/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded. The guest
 # side and the PASS:/FAIL: convention are described in scripts/README.
 # Logs: build/check/vm-$KFLAVOUR/.
 set -eu
@@ -73,16 +73,16 @@ else
 	tail -n 30 "$w/kunit.log"
 fi
 
-if make -C "$TOP" BUILD="$w/tools" tools >"$w/tools.log" 2>&1; then
+if make -C "$TOP" BUILD="$w/tools" tools guest-tools >"$w/tools.log" 2>&1; then
 	find "$w/tools" -maxdepth 1 -type f -perm -u+x \
 		-exec cp {} "$w/root/maglev/bin/" \;
 	[ -f "$w/tools/maglev-sim" ] && cp "$w/tools/maglev-sim" "$w/root/maglev/"
 else
-	fail "test kernel: make tools (see $w/tools.log)"
+	fail "test kernel: make tools guest-tools (see $w/tools.log)"
 	tail -n 30 "$w/tools.log"
 fi
 
-# All of scripts/guest/ goes in (helpers too); NN-name.sh are the tests.
+# All of tests/guest/ goes in (helpers too); NN-name.sh are the tests.
 tests=()
 if [ -d "$TOP/scripts/guest" ]; then
 	cp -r "$TOP/scripts/guest/." "$w/root/maglev/tests/"
@@ -108,7 +108,7 @@ vm_boot kunit "$bzimage" "$w/initramfs.cpio" "$w" "$KUNIT_SUITES" \
 	maglev.job=kunit
 
 if [ ${#tests[@]} -eq 0 ]; then
-	fail "guest: no tests in scripts/guest/"
+	fail "guest: no tests in tests/guest/"
 elif [ "$built" -eq 0 ]; then
 	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
 else

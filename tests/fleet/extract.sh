@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Saves the /proc/net/ip_vs_maglev captures that guest tests print with
-# fleet_capture (scripts/guest/lib.sh) as files, verbatim:
+# fleet_capture (tests/guest/lib.sh) as files, verbatim:
 #
 #   tests/fleet/extract.sh RESULTS DIR
 #

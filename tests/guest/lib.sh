@@ -401,7 +401,7 @@ cleanup_net() {
 	done
 }
 
-# --- stress and scale tests (13-16): helpers prefixed stress_ ---------------
+# --- stress and scale tests (13-15): helpers prefixed stress_ ---------------
 #
 # They run on the module as it is: "pending" on the service lines (builds
 # asynchronous) is used when present and not required.

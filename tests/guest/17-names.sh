@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest test 9: backend names and weights userspace agrees with. The kernel
+# Guest test 17: backend names and weights userspace agrees with. The kernel
 # names each destination exactly as "ipvsadm -Ln" (glibc's inet_ntop)
 # prints it, also for the IPv6 forms where the kernel's own %pI6c differs
 # (IPv4-compatible ::a.b.c.d, ISATAP-style ...:5efe:a.b.c.d), so maglev-sim

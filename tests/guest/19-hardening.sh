@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest test 19: hardening (not a stress test, so not in 13-16; 18 is sync).
+# Guest test 19: hardening (not a stress test, so not in 13-15; 18 is sync).
 # a. No window without a server: with maglev_holdoff_ms 10000 (the longest
 #    wait for a table), connections opened within a millisecond of
 #    "ipvsadm -a" returning (connprobe: one process, no interpreter start-up

@@ -125,7 +125,7 @@ else
 fi
 
 cp "$TOP/scripts/stock-keepalived-guest.sh" "$w/root/maglev/tests/keepalived.sh"
-cp "$TOP/scripts/guest/lib.sh" "$w/root/maglev/tests/lib.sh"
+cp "$TOP/tests/guest/lib.sh" "$w/root/maglev/tests/lib.sh"
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-360}
 vm_boot "$label" "$STOCK_ROOT/boot/vmlinuz-$ver" "$w/initramfs.cpio" "$w" \

@@ -84,15 +84,15 @@ fi
 
 # All of tests/guest/ goes in (helpers too); NN-name.sh are the tests.
 tests=()
-if [ -d "$TOP/scripts/guest" ]; then
-	cp -r "$TOP/scripts/guest/." "$w/root/maglev/tests/"
+if [ -d "$TOP/tests/guest" ]; then
+	cp -r "$TOP/tests/guest/." "$w/root/maglev/tests/"
 fi
 # GUEST_TESTS="08-*" runs only the matching tests (a glob, without .sh).
 # Without it, the debug kernel runs the tests whose header says
 # "# debug-kernel: yes" (the stress, failure-injection, teardown, unload,
 # scale, memory and hardening tests; docs/testing.md), the default
 # kernel all of them.
-for t in "$TOP"/scripts/guest/${GUEST_TESTS:-[0-9]*}.sh; do
+for t in "$TOP"/tests/guest/${GUEST_TESTS:-[0-9]*}.sh; do
 	[ -f "$t" ] || continue
 	if [ "$KFLAVOUR" = debug ] && [ -z "${GUEST_TESTS:-}" ] &&
 	   ! grep -q '^# debug-kernel: yes$' "$t"; then
@@ -113,7 +113,7 @@ elif [ "$built" -eq 0 ]; then
 	fail "guest: ${#tests[@]} tests not run, ip_vs_maglev.ko did not build"
 else
 	for t in "${tests[@]}"; do
-		tmo=$(guest_timeout "$TOP/scripts/guest/$t")
+		tmo=$(guest_timeout "$TOP/tests/guest/$t")
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
 			vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" \
 			"$w" "" "maglev.job=test:$t" "maglev.timeout=$tmo" \

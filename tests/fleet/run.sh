@@ -73,53 +73,63 @@ bad() {
 # three NAME: the captures NAME.lb1 NAME.lb2 NAME.lb3 of directory $1.
 three() { echo "$1/$2.lb1" "$1/$2.lb2" "$1/$2.lb3"; }
 
-echo "== maglev-fleet check on real captures"
-# shellcheck disable=SC2046
-fleet check $(three "$D/12" setup)
-verdict "test 12 set-up: all agree" 0 \
-	"OK: 2 maglev services agree on 3 load balancers (setup.lb1, setup.lb2, setup.lb3)"
-fleet check lb1="$D/12/roll-lb1.lb1" lb2="$D/12/roll-lb1.lb2" lb3="$D/12/roll-lb1.lb3"
-verdict "test 12 rolling update, lb1 updated: rs5 missing on lb2, lb3" 1 \
-	"DISAGREE: 1 of 2 maglev services differ across 3 load balancers (lb1, lb2, lb3)" \
-	"TCP 10.0.0.1:83: differs" \
-	"  dest 10.2.0.5:83: weight 1 on lb1; missing on lb2, lb3"
-if grep -q '^TCP 10.0.0.1:80' "$TMP/out"; then
-	fail "test 12 rolling update: port 80, which agrees, is reported"
-else
-	pass "test 12 rolling update: port 80, which agrees, is not reported"
-fi
-fleet check -v lb1="$D/12/roll-done.lb1" lb2="$D/12/roll-done.lb2" lb3="$D/12/roll-done.lb3"
-verdict "test 12 rolling update done: all agree, -v lists them" 0 \
-	"OK: 2 maglev services agree on 3 load balancers (lb1, lb2, lb3)" \
-	"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { print $(NF - 8) }' "$D/12/roll-done.lb1") key seed 0 size 65537 flags 0x10 dests 5"
-
-if [ -d "$D/18" ]; then
-	fleet check lb1="$D/18/weight-lb1.lb1" lb2="$D/18/weight-lb1.lb2" lb3="$D/18/weight-lb1.lb3"
-	verdict "test 18 rolling re-weight, lb1 done: rs3's weight differs" 1 \
-		"TCP 10.0.0.1:84: differs" \
-		"  dest 10.2.0.3:84: weight 2 on lb1; weight 1 on lb2, lb3"
-	fleet check lb1="$D/18/flags.lb1" lb2="$D/18/flags.lb2" lb3="$D/18/flags.lb3"
-	verdict "test 18 lb2 without port hashing: flags differ, digests do not" 1 \
-		"TCP 10.0.0.1:86: differs" \
-		"  flags: 0x10 on lb1, lb3; 0x0 on lb2 (0x10 flag-2 port hashing, 0x8 flag-1 fallback)"
-	if grep -q '^  digest' "$TMP/out"; then
-		fail "test 18 flags: a digest difference is reported"
+# real_captures DIR KEY WHAT: the checks on the captures of guest tests
+# 12 and 18 in DIR/12 and DIR/18, whose service lines show the key as
+# KEY ("seed 0" in the captures made before the keyed hash, the default
+# key's fingerprint in those after); WHAT names them in the results.
+real_captures() {
+	local C=$1 K=$2 W=$3
+	# shellcheck disable=SC2046
+	fleet check $(three "$C/12" setup)
+	verdict "$W: test 12 set-up: all agree" 0 \
+		"OK: 2 maglev services agree on 3 load balancers (setup.lb1, setup.lb2, setup.lb3)"
+	fleet check lb1="$C/12/roll-lb1.lb1" lb2="$C/12/roll-lb1.lb2" lb3="$C/12/roll-lb1.lb3"
+	verdict "$W: test 12 rolling update, lb1 updated: rs5 missing on lb2, lb3" 1 \
+		"DISAGREE: 1 of 2 maglev services differ across 3 load balancers (lb1, lb2, lb3)" \
+		"TCP 10.0.0.1:83: differs" \
+		"  dest 10.2.0.5:83: weight 1 on lb1; missing on lb2, lb3"
+	if grep -q '^TCP 10.0.0.1:80' "$TMP/out"; then
+		fail "$W: test 12 rolling update: port 80, which agrees, is reported"
 	else
-		pass "test 18 flags: no digest difference reported (flags do not change the table)"
+		pass "$W: test 12 rolling update: port 80, which agrees, is not reported"
 	fi
-	if [ -f "$D/18/pending.lb1" ]; then
-		fleet check lb1="$D/18/pending.lb1" lb2="$D/18/pending.lb2" lb3="$D/18/pending.lb3"
-		verdict "test 18 pending on lb1: status 3, not called a disagreement" 3 \
-			"PENDING: 1 of 3 maglev services have tables still being built on 3 load balancers, none differs otherwise (lb1, lb2, lb3)"
-		if grep -q '^TCP 10.0.0.1:86: pending on lb1 (gen [0-9]*, table_gen [0-9]*): its table has not caught up' "$TMP/out"; then
-			pass "test 18 pending: names lb1 and its generations"
+	fleet check -v lb1="$C/12/roll-done.lb1" lb2="$C/12/roll-done.lb2" lb3="$C/12/roll-done.lb3"
+	verdict "$W: test 12 rolling update done: all agree, -v lists them" 0 \
+		"OK: 2 maglev services agree on 3 load balancers (lb1, lb2, lb3)" \
+		"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { print $(NF - 8) }' "$C/12/roll-done.lb1") key $K size 65537 flags 0x10 dests 5"
+
+	if [ -d "$C/18" ]; then
+		fleet check lb1="$C/18/weight-lb1.lb1" lb2="$C/18/weight-lb1.lb2" lb3="$C/18/weight-lb1.lb3"
+		verdict "$W: test 18 rolling re-weight, lb1 done: rs3's weight differs" 1 \
+			"TCP 10.0.0.1:84: differs" \
+			"  dest 10.2.0.3:84: weight 2 on lb1; weight 1 on lb2, lb3"
+		fleet check lb1="$C/18/flags.lb1" lb2="$C/18/flags.lb2" lb3="$C/18/flags.lb3"
+		verdict "$W: test 18 lb2 without port hashing: flags differ, digests do not" 1 \
+			"TCP 10.0.0.1:86: differs" \
+			"  flags: 0x10 on lb1, lb3; 0x0 on lb2 (0x10 flag-2 port hashing, 0x8 flag-1 fallback)"
+		if grep -q '^  digest' "$TMP/out"; then
+			fail "$W: test 18 flags: a digest difference is reported"
 		else
-			fail "test 18 pending: no line naming lb1's generations"
+			pass "$W: test 18 flags: no digest difference reported (flags do not change the table)"
 		fi
+		if [ -f "$C/18/pending.lb1" ]; then
+			fleet check lb1="$C/18/pending.lb1" lb2="$C/18/pending.lb2" lb3="$C/18/pending.lb3"
+			verdict "$W: test 18 pending on lb1: status 3, not called a disagreement" 3 \
+				"PENDING: 1 of 3 maglev services have tables still being built on 3 load balancers, none differs otherwise (lb1, lb2, lb3)"
+			if grep -q '^TCP 10.0.0.1:86: pending on lb1 (gen [0-9]*, table_gen [0-9]*): its table has not caught up' "$TMP/out"; then
+				pass "$W: test 18 pending: names lb1 and its generations"
+			else
+				fail "$W: test 18 pending: no line naming lb1's generations"
+			fi
+		fi
+	else
+		fail "no captures of guest test 18 in $D/18"
 	fi
-else
-	fail "no captures of guest test 18 in $D/18"
-fi
+}
+
+echo "== maglev-fleet check on real captures"
+real_captures "$D" "seed 0" "seed format"
+real_captures "$D/key" "$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "key") print $(i + 1) }' "$D/key/12/setup.lb1")" "key format"
 
 echo "== derived cases (edits of real captures)"
 # A service missing on one LB: lb2's port 80 block deleted.
@@ -211,7 +221,7 @@ done
 # scripts/lib.sh); without it the parser's checks fail rather than vanish.
 [ -n "$PY" ] ||
 	fail "prom: python3's prometheus_client is missing (apt-get install python3-prometheus-client)"
-for f in "$D"/12/* "$D"/18/* "$D/readme-demo.txt" "$TMP/key.lb1"; do
+for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D/readme-demo.txt" "$TMP/key.lb1"; do
 	[ -f "$f" ] || continue
 	n=${f#"$D"/}
 	fleet prom "$f"

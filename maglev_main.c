@@ -247,21 +247,35 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 	return 0;
 }
 
+/*
+ * Read or write an unsigned number sysctl through *@val, which holds the
+ * current value on entry.  Return: proc_douintvec()'s result; 1 for a
+ * write that parsed, to be checked and stored by the caller.
+ */
+static int maglev_sysctl_uint(maglev_ctl_table *table, int write,
+			      void *buffer, size_t *lenp, loff_t *ppos,
+			      unsigned int *val)
+{
+	struct ctl_table tmp = {
+		.data = val,
+		.maxlen = sizeof(*val),
+		.mode = table->mode,
+	};
+	int ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
+
+	return write && !ret ? 1 : ret;
+}
+
 static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 			      void *buffer, size_t *lenp, loff_t *ppos)
 {
 	struct maglev_net *mn = table->extra1;
-	const char *why = NULL;
 	unsigned int size = READ_ONCE(mn->table_size);
-	struct ctl_table tmp = {
-		.data = &size,
-		.maxlen = sizeof(size),
-		.mode = table->mode,
-	};
+	const char *why = NULL;
 	int ret;
 
-	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
-	if (!write || ret)
+	ret = maglev_sysctl_uint(table, write, buffer, lenp, ppos, &size);
+	if (ret <= 0)
 		return ret;
 	if (maglev_check_size(size, &why)) {
 		pr_err_ratelimited("maglev_table_size %u rejected: %s\n", size,
@@ -282,15 +296,10 @@ static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 {
 	struct maglev_net *mn = table->extra1;
 	unsigned int ms = READ_ONCE(mn->holdoff_ms);
-	struct ctl_table tmp = {
-		.data = &ms,
-		.maxlen = sizeof(ms),
-		.mode = table->mode,
-	};
 	int ret;
 
-	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
-	if (!write || ret)
+	ret = maglev_sysctl_uint(table, write, buffer, lenp, ppos, &ms);
+	if (ret <= 0)
 		return ret;
 	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
 		pr_err_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -788,6 +789,27 @@ static void fl_sample_start(const char *name, const struct fl_svc *s)
 	printf("\"");
 }
 
+/* A gauge per destination: the uint64_t at @off in struct fl_dest. */
+static void fl_dest_family(const struct fl_lb *lb, const char *name,
+			   const char *help, size_t off)
+{
+	size_t i, j;
+
+	fl_family(name, "gauge", help);
+	for (i = 0; i < lb->nr_svc; i++) {
+		for (j = 0; j < lb->svc[i].nr_dest; j++) {
+			const struct fl_dest *d = &lb->svc[i].dest[j];
+			uint64_t v;
+
+			memcpy(&v, (const char *)d + off, sizeof(v));
+			fl_sample_start(name, &lb->svc[i]);
+			printf(",dest=\"");
+			fl_label_value(d->name);
+			printf("\"} %" PRIu64 "\n", v);
+		}
+	}
+}
+
 static const struct {
 	enum fl_field f;
 	const char *name, *type, *help;
@@ -821,7 +843,7 @@ static const struct {
 static int fl_prom(int argc, char **argv)
 {
 	struct fl_lb lb = { .label = "", .path = "/proc/net/ip_vs_maglev" };
-	size_t i, m, j;
+	size_t i, m;
 
 	if (argc > 1) {
 		fputs("maglev-fleet prom: one FILE at most\n", stderr);
@@ -851,26 +873,12 @@ static int fl_prom(int argc, char **argv)
 				printf("} %" PRIu64 "\n", v);
 		}
 	}
-	fl_family("ip_vs_maglev_dest_weight", "gauge",
-		  "Weight the table in use was built with, per destination.");
-	for (i = 0; i < lb.nr_svc; i++) {
-		for (j = 0; j < lb.svc[i].nr_dest; j++) {
-			fl_sample_start("ip_vs_maglev_dest_weight", &lb.svc[i]);
-			printf(",dest=\"");
-			fl_label_value(lb.svc[i].dest[j].name);
-			printf("\"} %" PRIu64 "\n", lb.svc[i].dest[j].weight);
-		}
-	}
-	fl_family("ip_vs_maglev_dest_slots", "gauge",
-		  "Table slots a destination owns.");
-	for (i = 0; i < lb.nr_svc; i++) {
-		for (j = 0; j < lb.svc[i].nr_dest; j++) {
-			fl_sample_start("ip_vs_maglev_dest_slots", &lb.svc[i]);
-			printf(",dest=\"");
-			fl_label_value(lb.svc[i].dest[j].name);
-			printf("\"} %" PRIu64 "\n", lb.svc[i].dest[j].slots);
-		}
-	}
+	fl_dest_family(&lb, "ip_vs_maglev_dest_weight",
+		       "Weight the table in use was built with, per destination.",
+		       offsetof(struct fl_dest, weight));
+	fl_dest_family(&lb, "ip_vs_maglev_dest_slots",
+		       "Table slots a destination owns.",
+		       offsetof(struct fl_dest, slots));
 	fl_family("ip_vs_maglev_table_info", "gauge",
 		  "Always 1: the table's digest and the client hash key fingerprint (\"seed:S\" from modules that print a seed); load balancers agree when both are equal.");
 	for (i = 0; i < lb.nr_svc; i++) {

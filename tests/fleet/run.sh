@@ -25,12 +25,7 @@ if [ -z "$FLEET" ]; then
 	FLEET=$TOP/build/maglev-fleet
 fi
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-npass=0
-nfail=0
-pass() { echo "PASS: $*"; npass=$((npass + 1)); }
-fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # fleet ARGS...: run maglev-fleet; stdout in $TMP/out, stderr in $TMP/err,
 # exit status in $rc.
@@ -255,5 +250,4 @@ else
 	fail "prom: key format's table_info"
 fi
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+summary

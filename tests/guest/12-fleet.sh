@@ -56,12 +56,7 @@ for ns in rt cl $LBS rs1 rs2 rs3 rs4 rs5; do ip netns add "$ns"; done
 		echo "link set b-$ns master br0 up"
 	done
 } | ip -batch - || fail "bridge and links"
-printf '%s\n' "link set lo up" "addr add 10.2.0.254/24 dev eth0" \
-	"link set eth0 up" "link add up0 type veth peer name eth0 netns cl" \
-	"addr add 10.9.0.254/24 dev up0" "link set up0 up" |
-	ip -n rt -batch - || fail "router links"
-printf '%s\n' "link set lo up" "addr add $CL/24 dev eth0" "link set eth0 up" \
-	"route add default via 10.9.0.254" | ip -n cl -batch - || fail "client link"
+fleet_router_client "$CL"
 nsx rt sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1
 for i in 1 2 3 4 5 11 12 13; do
 	case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
@@ -75,30 +70,13 @@ for lb in $LBS; do
 done
 
 # route LB...: the router's route to the VIP, one nexthop per LB.
-route() {
-	_nh=
-	for _lb in "$@"; do _nh="$_nh nexthop via 10.2.0.1${_lb#lb}"; done
-	# shellcheck disable=SC2086
-	ip -n rt route replace $VIP/32 $_nh
-}
+route() { fleet_route "$VIP" "$@"; }
 
 route lb1 lb2 lb3
 info "ECMP route: $(ip -n rt route show $VIP | tr -s ' \n' ' ')"
 
 pids=
-for i in 1 2 3 4 5; do
-	/usr/sbin/ip netns exec "rs$i" tcpfleet server "rs$i" 80 81 82 83 &
-	pids="$pids $!"
-done
-for i in 1 2 3 4 5; do
-	n=0
-	# 0x53 = 83, the last port each server binds.
-	until nsx "rs$i" grep -q ':0053 .* 0A ' /proc/net/tcp6; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || { fail "real server rs$i does not listen"; finish; }
-		sleep 0.1
-	done
-done
+fleet_servers 5 80 81 82 83
 
 # --- IPVS on the LBs ----------------------------------------------------------
 
@@ -172,18 +150,7 @@ fleet_check "fleet set up" 0 setup "$LBS" \
 
 # --- the client -----------------------------------------------------------------
 
-mkfifo "$T/cmd" "$T/ans"
-/usr/sbin/ip netns exec cl tcpfleet client $CL $VIP <"$T/cmd" >"$T/ans" &
-pids="$pids $!"
-exec 4>"$T/cmd" 5<"$T/ans"
-
-# cmd LINE: one command to the client; its answer goes to $ANS.
-cmd() {
-	_t=$(date +%s)
-	echo "$*" >&4
-	read -r ANS <&5
-	info "client: $* -> $ANS ($(($(date +%s) - _t)) s)"
-}
+fleet_client $CL $VIP
 
 # lb_conns FILE: "LB VPORT CPORT RS" per IPVS connection on every LB.
 lb_conns() {

@@ -66,12 +66,7 @@ for ns in rt cl $LBS rs1 rs2 rs3 rs4 rs5; do ip netns add "$ns"; done
 		echo "link set s-$ns master br1 up"
 	done
 } | ip -batch - || fail "bridges and links"
-printf '%s\n' "link set lo up" "addr add 10.2.0.254/24 dev eth0" \
-	"link set eth0 up" "link add up0 type veth peer name eth0 netns cl" \
-	"addr add 10.9.0.254/24 dev up0" "link set up0 up" |
-	ip -n rt -batch - || fail "router links"
-printf '%s\n' "link set lo up" "addr add $CL/24 dev eth0" "link set eth0 up" \
-	"route add default via 10.9.0.254" | ip -n cl -batch - || fail "client link"
+fleet_router_client "$CL"
 # The router hashes the 5-tuple from the headers (policy 3, fields: the
 # addresses, protocol and ports). Policy 1 would use a hash the packet
 # already carries: through veth that is the client socket's random
@@ -94,27 +89,11 @@ for i in 1 2 3 4 5 11 12 13; do
 done
 for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=1; done
 
-route() {
-	_nh=
-	for _lb in "$@"; do _nh="$_nh nexthop via 10.2.0.1${_lb#lb}"; done
-	# shellcheck disable=SC2086
-	ip -n rt route replace $VIP/32 $_nh
-}
+route() { fleet_route "$VIP" "$@"; }
 route lb1 lb2 lb3
 
 pids=
-for i in 1 2 3 4 5; do
-	/usr/sbin/ip netns exec "rs$i" tcpfleet server "rs$i" 84 85 86 &
-	pids="$pids $!"
-done
-for i in 1 2 3 4 5; do
-	n=0
-	until nsx "rs$i" grep -q ':0056 .* 0A ' /proc/net/tcp6; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || { fail "real server rs$i does not listen"; finish; }
-		sleep 0.1
-	done
-done
+fleet_servers 5 84 85 86
 
 # --- IPVS ------------------------------------------------------------------------
 
@@ -146,16 +125,7 @@ fleet_check "sync fleet set up" 0 setup "$LBS" '^OK'
 
 # --- the client ------------------------------------------------------------------
 
-mkfifo "$T/cmd" "$T/ans"
-/usr/sbin/ip netns exec cl tcpfleet client $CL $VIP <"$T/cmd" >"$T/ans" &
-pids="$pids $!"
-exec 4>"$T/cmd" 5<"$T/ans"
-cmd() {
-	_t=$(date +%s)
-	echo "$*" >&4
-	read -r ANS <&5
-	info "client: $* -> $ANS ($(($(date +%s) - _t)) s)"
-}
+fleet_client $CL $VIP
 
 # ecmp PORT LIST: "LPORT LB" per connection to PORT in LIST, the router's
 # ECMP choice for its 5-tuple now.
@@ -334,25 +304,28 @@ else
 	info "sync_threshold 50 50 refused (EINVAL): the threshold must be below the period"
 fi
 
+# none_broken WHAT PORT: PASS if the phase just run on PORT broke no
+# connection while some changed LB.
+none_broken() {
+	if [ "$BROKEN" -eq 0 ] && [ "$MOVED" -gt 0 ]; then
+		pass "$1: 0 of $N connections broke after three backend changes and lb3's death ($MOVED changed LB; without sync maglev-sim predicts $PREDICTED broken)"
+	else
+		fail "$1: $BROKEN of $N connections broke ($MOVED changed LB; maglev-sim predicts $PREDICTED without sync)"
+		awk '$5 != "live"' "$T/per.$2" | head -n 5
+	fi
+}
+
 phase "sync" 85 1
 B_N=$N B_MOVED=$MOVED B_BROKEN=$BROKEN B_PRED=$PREDICTED
-if [ "$BROKEN" -eq 0 ] && [ "$MOVED" -gt 0 ]; then
-	pass "sync: 0 of $N connections broke after three backend changes and lb3's death ($MOVED changed LB; without sync maglev-sim predicts $PREDICTED broken)"
-else
-	fail "sync: $BROKEN of $N connections broke ($MOVED changed LB; maglev-sim predicts $PREDICTED without sync)"
-	awk '$5 != "live"' "$T/per.85" | head -n 5
-fi
+none_broken sync 85
 
 # --- phase C: sync, sloppy_tcp=0 -------------------------------------------------------
 
 for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=0; done
 phase "sync, sloppy_tcp=0" 86 1
 C_N=$N C_MOVED=$MOVED C_BROKEN=$BROKEN C_PRED=$PREDICTED
-if [ "$BROKEN" -eq 0 ] && [ "$MOVED" -gt 0 ]; then
-	pass "sync with sloppy_tcp=0: 0 of $N connections broke ($MOVED changed LB): synced connections need no sloppy_tcp"
-else
-	fail "sync with sloppy_tcp=0: $BROKEN of $N connections broke ($MOVED changed LB)"
-fi
+# Synced connections need no sloppy_tcp.
+none_broken "sync with sloppy_tcp=0" 86
 for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=1; done
 
 # --- fleet check: pending, flags ---------------------------------------------------------

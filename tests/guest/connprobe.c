@@ -34,11 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-union sockaddr_any {
-	struct sockaddr sa;
-	struct sockaddr_in in;
-	struct sockaddr_in6 in6;
-};
+#include "sockaddr.h"
 
 static void print_usage(void)
 {
@@ -63,20 +59,7 @@ static int parse_dst(const char *addr, const char *port,
 
 	if (*end || p < 1 || p > 65535)
 		return -1;
-	memset(dst, 0, sizeof(*dst));
-	if (inet_pton(AF_INET, addr, &dst->in.sin_addr) == 1) {
-		dst->in.sin_family = AF_INET;
-		dst->in.sin_port = htons(p);
-		*len = sizeof(dst->in);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, addr, &dst->in6.sin6_addr) == 1) {
-		dst->in6.sin6_family = AF_INET6;
-		dst->in6.sin6_port = htons(p);
-		*len = sizeof(dst->in6);
-		return 0;
-	}
-	return -1;
+	return sockaddr_parse(addr, AF_UNSPEC, p, dst, len);
 }
 
 /* Create @nr sockets of family @af in the namespace @nspath (or here). */

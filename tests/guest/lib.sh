@@ -585,3 +585,68 @@ fleet_check() {
 		pass "$_ft: maglev-fleet check exits $_frc${_fg:+, reports \"$_fg\"}"
 	fi
 }
+
+# --- a fleet of LBs behind an ECMP router (tests 12 and 18) -----------------
+
+# fleet_router_client CL: the router "rt" on the LBs' link (10.2.0.254,
+# its eth0) and on the client's (10.9.0.254, up0), and the client "cl" at
+# address CL behind it.
+fleet_router_client() {
+	printf '%s\n' "link set lo up" "addr add 10.2.0.254/24 dev eth0" \
+		"link set eth0 up" "link add up0 type veth peer name eth0 netns cl" \
+		"addr add 10.9.0.254/24 dev up0" "link set up0 up" |
+		ip -n rt -batch - || fail "router links"
+	printf '%s\n' "link set lo up" "addr add $1/24 dev eth0" \
+		"link set eth0 up" "route add default via 10.9.0.254" |
+		ip -n cl -batch - || fail "client link"
+}
+
+# fleet_route VIP LB...: the router "rt"'s route to VIP, one nexthop per LB
+# (lbN is 10.2.0.1N).
+fleet_route() {
+	_vip=$1 _nh=
+	shift
+	for _lb in "$@"; do _nh="$_nh nexthop via 10.2.0.1${_lb#lb}"; done
+	# shellcheck disable=SC2086
+	ip -n rt route replace $_vip/32 $_nh
+}
+
+# fleet_servers N PORT...: a tcpfleet server in each of rs1..rsN on the
+# PORTs, their pids in $pids; waits (bounded) until each listens on the
+# last PORT.
+fleet_servers() {
+	_n=$1
+	shift
+	for _last; do :; done
+	_hex=$(printf '%04X' "$_last")
+	pids=
+	for _i in $(seq "$_n"); do
+		/usr/sbin/ip netns exec "rs$_i" tcpfleet server "rs$_i" "$@" &
+		pids="$pids $!"
+	done
+	for _i in $(seq "$_n"); do
+		_t=0
+		until ip netns exec "rs$_i" grep -q ":$_hex .* 0A " /proc/net/tcp6; do
+			_t=$((_t + 1))
+			[ $_t -lt 100 ] || { fail "real server rs$_i does not listen"; finish; }
+			sleep 0.1
+		done
+	done
+}
+
+# fleet_client CL VIP: a tcpfleet client in namespace "cl" from address CL
+# to VIP, driven through fifos in $T (fds 4 and 5); its pid joins $pids.
+fleet_client() {
+	mkfifo "$T/cmd" "$T/ans"
+	/usr/sbin/ip netns exec cl tcpfleet client "$1" "$2" <"$T/cmd" >"$T/ans" &
+	pids="$pids $!"
+	exec 4>"$T/cmd" 5<"$T/ans"
+}
+
+# cmd LINE: one command to the fleet_client; its answer goes to $ANS.
+cmd() {
+	_t=$(date +%s)
+	echo "$*" >&4
+	read -r ANS <&5
+	info "client: $* -> $ANS ($(($(date +%s) - _t)) s)"
+}

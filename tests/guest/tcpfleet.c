@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sockaddr.h"
+
 #define NAME_MAX_LEN	32
 #define MAX_CONNS	4096
 
@@ -68,12 +70,6 @@ struct conn {
 	size_t len;
 };
 
-union sockaddr_any {
-	struct sockaddr sa;
-	struct sockaddr_in in;
-	struct sockaddr_in6 in6;
-};
-
 static struct conn conns[MAX_CONNS];
 static unsigned int nconns;
 static int epfd;
@@ -90,36 +86,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static unsigned long parse_number(const char *s, unsigned long max)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > max) {
-		fprintf(stderr, "tcpfleet: bad number '%s'\n", s);
-		exit(2);
-	}
-	return v;
-}
-
-static int parse_addr(const char *s, unsigned int port, union sockaddr_any *sa,
-		      socklen_t *len)
-{
-	memset(sa, 0, sizeof(*sa));
-	if (strchr(s, ':')) {
-		sa->in6.sin6_family = AF_INET6;
-		sa->in6.sin6_port = htons(port);
-		*len = sizeof(sa->in6);
-		return inet_pton(AF_INET6, s, &sa->in6.sin6_addr) == 1 ? 0 : -1;
-	}
-	sa->in.sin_family = AF_INET;
-	sa->in.sin_port = htons(port);
-	*len = sizeof(sa->in);
-	return inet_pton(AF_INET, s, &sa->in.sin_addr) == 1 ? 0 : -1;
 }
 
 static void watch(int fd, unsigned int events, unsigned int id, int op)
@@ -148,7 +114,8 @@ static int server(const char *name, int nports, char **ports)
 	for (i = 0; i < nports; i++) {
 		struct sockaddr_in6 a = {
 			.sin6_family = AF_INET6,
-			.sin6_port = htons(parse_number(ports[i], 65535)),
+			.sin6_port = htons(arg_number("tcpfleet", ports[i],
+						      65535)),
 			.sin6_addr = IN6ADDR_ANY_INIT,
 		};
 
@@ -337,7 +304,7 @@ static void open_conns(const union sockaddr_any *src, socklen_t slen,
 	double t0 = now(), wait;
 	unsigned int i;
 
-	if (parse_addr(dst_s, port, &dst, &dlen))
+	if (sockaddr_parse(dst_s, AF_UNSPEC, port, &dst, &dlen))
 		return;
 	for (i = 0; i < n && nconns < MAX_CONNS; i++) {
 		struct conn *c = &conns[nconns];
@@ -401,7 +368,7 @@ static int client(const char *src_s, const char *dst_s)
 	socklen_t slen;
 	unsigned int i;
 
-	if (parse_addr(src_s, 0, &src, &slen)) {
+	if (sockaddr_parse(src_s, AF_UNSPEC, 0, &src, &slen)) {
 		fprintf(stderr, "tcpfleet: bad address '%s'\n", src_s);
 		return 2;
 	}

@@ -26,48 +26,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-union sockaddr_any {
-	struct sockaddr sa;
-	struct sockaddr_in in;
-	struct sockaddr_in6 in6;
-};
+#include "sockaddr.h"
 
 static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...\n");
 	exit(2);
-}
-
-static unsigned long parse_number(const char *s, unsigned long max)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > max) {
-		fprintf(stderr, "udpflows: bad number '%s'\n", s);
-		exit(2);
-	}
-	return v;
-}
-
-/* Parse @s as an address of @family into @sa with @port; 0 on success. */
-static int parse_addr(const char *s, int family, unsigned int port,
-		      union sockaddr_any *sa, socklen_t *len)
-{
-	memset(sa, 0, sizeof(*sa));
-	if (family == AF_INET) {
-		sa->in.sin_family = AF_INET;
-		sa->in.sin_port = htons(port);
-		*len = sizeof(sa->in);
-		return inet_pton(AF_INET, s, &sa->in.sin_addr) == 1 ? 0 : -1;
-	}
-	sa->in6.sin6_family = AF_INET6;
-	sa->in6.sin6_port = htons(port);
-	*len = sizeof(sa->in6);
-	return inet_pton(AF_INET6, s, &sa->in6.sin6_addr) == 1 ? 0 : -1;
 }
 
 /* Send one datagram from @src to @dst; 0 or an errno value. */
@@ -112,21 +77,21 @@ int main(int argc, char **argv)
 		print_usage();
 
 	family = strchr(argv[1], ':') ? AF_INET6 : AF_INET;
-	dport = parse_number(argv[2], 65535);
-	first = parse_number(argv[3], 65535);
-	nr = parse_number(argv[4], 65536);
+	dport = arg_number("udpflows", argv[2], 65535);
+	first = arg_number("udpflows", argv[3], 65535);
+	nr = arg_number("udpflows", argv[4], 65536);
 	if (!first || first + nr > 65536) {
 		fprintf(stderr, "udpflows: source ports out of range\n");
 		return 2;
 	}
-	if (parse_addr(argv[1], family, dport, &dst, &dlen)) {
+	if (sockaddr_parse(argv[1], family, dport, &dst, &dlen)) {
 		fprintf(stderr, "udpflows: bad destination '%s'\n", argv[1]);
 		return 2;
 	}
 
 	for (i = 5; i < argc; i++) {
 		for (p = first; p < first + nr; p++) {
-			if (parse_addr(argv[i], family, p, &src, &slen)) {
+			if (sockaddr_parse(argv[i], family, p, &src, &slen)) {
 				fprintf(stderr, "udpflows: bad source '%s'\n",
 					argv[i]);
 				return 2;

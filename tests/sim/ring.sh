@@ -27,13 +27,7 @@ fi
 PY=$(python3 -c 'import sys; print(sys.executable)') ||
 	{ echo "FAIL: python3 missing"; exit 1; }
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-npass=0
-nfail=0
-pass() { echo "PASS: $*"; npass=$((npass + 1)); }
-fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 rc=0
 sim() {
@@ -446,5 +440,4 @@ expect "ring32, 2*10^4 servers, 10^5 lookups: match the model, $ms ms (< 10 s)" 
 	test "$rc" -eq 0 -a "$ms" -lt 10000 -a "$(wc -l <"$TMP/out")" -eq 100000 \
 	-a "$(md5sum <"$TMP/out")" = "$(md5sum <"$TMP/model")"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+summary

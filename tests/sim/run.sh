@@ -34,13 +34,7 @@ if [ -z "$SIM" ]; then
 fi
 [ -x "$SIM" ] || { echo "FAIL: no executable $SIM"; exit 1; }
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-npass=0
-nfail=0
-pass() { echo "PASS: $*"; npass=$((npass + 1)); }
-fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # sim: run maglev-sim on stdin; stdout in $TMP/out, stderr in $TMP/err,
 # exit status in $rc.
@@ -614,5 +608,4 @@ for f in "$HERE"/golden/*.in; do
 	fi
 done
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+summary

@@ -422,6 +422,25 @@ unsigned long maglev_next_build(unsigned long end, unsigned long took,
 }
 
 /**
+ * maglev_build_wait() - how long a build that is due now must still wait
+ * @now: the current jiffies
+ * @next_build: end of the hold-off after the last attempt
+ * @retry: the current retry delay, 0 if the last attempt did not run out
+ *	of memory
+ *
+ * A retry does not wait for the hold-off (its own delay, 10 ms doubling to
+ * 1 s, has passed when it runs); anything else does, bounded by
+ * maglev_delay().
+ *
+ * Return: jiffies to wait, 0 to build now.
+ */
+unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
+				unsigned long retry)
+{
+	return retry ? 0 : maglev_delay(now, next_build);
+}
+
+/**
  * maglev_retry_delay() - the delay before retrying a build that ran out of memory
  * @prev: the previous retry delay, 0 after a build that did not
  *
@@ -441,8 +460,7 @@ void maglev_build_work(struct work_struct *work)
 	int ret;
 
 	spin_lock(&ms->lock);
-	/* A retry does not wait for the hold-off; anything else does. */
-	wait = ms->retry ? 0 : maglev_delay(start, ms->next_build);
+	wait = maglev_build_wait(start, ms->next_build, ms->retry);
 	if (wait) {
 		maglev_queue(ms, start, wait);
 		spin_unlock(&ms->lock);

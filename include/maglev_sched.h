@@ -181,6 +181,8 @@ int maglev_build_table(struct maglev_service *ms);
 unsigned long maglev_next_build(unsigned long end, unsigned long took,
 				unsigned long holdoff);
 unsigned long maglev_retry_delay(unsigned long prev);
+unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
+				unsigned long retry);
 void maglev_build_work(struct work_struct *work);
 
 /* maglev_proc.c: /proc/net/ip_vs_maglev */

@@ -8,6 +8,7 @@
  * Kbuild), so its static functions are in reach.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/inet.h>
 
 static void maglev_test_kfree(void *p)
@@ -317,6 +318,66 @@ static void maglev_timing_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r, s1);
 }
 
+/* A build due now waits for the hold-off, unless it is a retry. */
+static void maglev_build_wait_test(struct kunit *test)
+{
+	unsigned long ms10 = msecs_to_jiffies(10);
+
+	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 1000 + ms10, 0), ms10);
+	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 1000 + ms10, ms10), 0UL);
+	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 900, 0), 0UL);
+	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 1000 + 2 * HMAX, 0),
+			HMAX);
+}
+
+struct queue_probe {
+	struct maglev_service *ms;
+	struct completion ran;
+};
+
+static struct queue_probe *queue_probe_of;
+
+static void queue_probe_work(struct work_struct *work)
+{
+	complete(&queue_probe_of->ran);
+}
+
+/*
+ * A change while the build waits for a long retry delay pulls it in to
+ * the change's own time, and keeps one queued work (one reference); a
+ * later time never pushes an earlier one out.
+ */
+static void maglev_queue_test(struct kunit *test)
+{
+	struct ip_vs_dest *d[1];
+	struct queue_probe qp;
+	unsigned long now = jiffies;
+
+	d[0] = test_dest(test, AF_INET, "10.0.0.2", 80, 1);
+	qp.ms = test_service(test, d, 1);
+	init_completion(&qp.ran);
+	queue_probe_of = &qp;
+	INIT_DELAYED_WORK(&qp.ms->work, queue_probe_work);
+
+	spin_lock(&qp.ms->lock);
+	maglev_queue(qp.ms, now, msecs_to_jiffies(10000));
+	KUNIT_EXPECT_EQ(test, refcount_read(&qp.ms->ref), 2U);
+	/* Later than what is queued: nothing changes. */
+	maglev_queue(qp.ms, now, msecs_to_jiffies(20000));
+	KUNIT_EXPECT_EQ(test, qp.ms->due, now + msecs_to_jiffies(10000));
+	/* Earlier: pulled in, still one queued work. */
+	maglev_queue(qp.ms, now, 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&qp.ms->ref), 2U);
+	KUNIT_EXPECT_EQ(test, qp.ms->due, now);
+	spin_unlock(&qp.ms->lock);
+
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&qp.ran,
+							  msecs_to_jiffies(2000)),
+			0UL);
+	cancel_delayed_work_sync(&qp.ms->work);
+	queue_probe_of = NULL;
+}
+
 /* ------------------------------------------------------------------ */
 
 #define FB_N	5
@@ -455,6 +516,8 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_show_dead_test),
 	KUNIT_CASE_PARAM(maglev_delay_test, delay_gen_params),
 	KUNIT_CASE(maglev_timing_test),
+	KUNIT_CASE(maglev_build_wait_test),
+	KUNIT_CASE(maglev_queue_test),
 	KUNIT_CASE(maglev_fallback_test),
 	KUNIT_CASE(maglev_mem_test),
 	{}

@@ -1,7 +1,8 @@
 #!/bin/bash
 # static-check.sh: the documentation checks of doc-check.sh, then
 # checkpatch.pl --strict on every module source file and sparse (C=2) on
-# the module and the KUnit module, using the unpacked test kernel tree.
+# the module with and without its KUnit suites (MAGLEV_KUNIT=1), using the
+# unpacked test kernel tree.
 # Each file's checkpatch and each sparse run is one check.
 # Logs: build/check/static/.
 set -eu

@@ -2,10 +2,12 @@
 # vm-test.sh: KUnit and guest end-to-end tests under QEMU with the test
 # kernel (scripts/build-kernel.sh, KFLAVOUR=default or debug).
 #
-# One boot runs the KUnit modules built from kunit/ and reads their KTAP
-# from debugfs; the suite maglev_table must be there. Then one boot per
-# tests/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded. The guest
-# side and the PASS:/FAIL: convention are described in scripts/README.
+# One boot runs ip_vs_maglev.ko built with its KUnit suites (kunit/,
+# MAGLEV_KUNIT=1) and reads their KTAP from debugfs; the suites
+# maglev_table and maglev_glue must be there. Then one boot per
+# tests/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded (on the debug
+# kernel only the tests marked "# debug-kernel: yes"). The guest side and
+# the PASS:/FAIL: convention are described in docs/testing.md.
 # Logs: build/check/vm-$KFLAVOUR/.
 set -eu
 . "$(dirname "$0")/lib.sh"

@@ -12,14 +12,23 @@ STOCK_RECIPE=2
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# missing_pkgs PKG...: print those of the Debian packages PKG... that are
+# not installed, one a line.
+missing_pkgs() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null |
+			grep -qx installed || echo "$p"
+	done
+}
+
 # need_pkgs PKG...: install missing Debian packages, or tell a non-root user
 # the exact command to run and stop.
 need_pkgs() {
 	local missing=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null |
-			grep -qx installed || missing+=("$p")
-	done
+	while IFS= read -r p; do
+		missing+=("$p")
+	done < <(missing_pkgs "$@")
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
 		log "missing packages: ${missing[*]}; as root run:"
@@ -82,8 +91,8 @@ deb_depends() {
 # apt_real_pkg NAME: NAME if apt knows it as a real package, else the first
 # package that provides it (as apt-get install picks a sole provider).
 apt_real_pkg() {
-	if apt-cache show --no-all-versions "$1" >/dev/null 2>&1 &&
-	   apt-cache show --no-all-versions "$1" 2>/dev/null | grep -q '^Package:'; then
+	if apt-cache show --no-all-versions "$1" 2>/dev/null |
+	   grep -q '^Package:'; then
 		echo "$1"
 		return 0
 	fi
@@ -95,10 +104,10 @@ apt_real_pkg() {
 # DEPFILE, as written by deb_depends, after checking that installing them
 # pulls in no linux-image package.
 need_deb_depends() {
-	local pkgs=() p sim
-	while IFS= read -r p; do
-		[ -n "$p" ] && pkgs+=("$p")
-	done <"$1"
+	local all=() pkgs=() sim
+	mapfile -t all < <(grep -v '^$' "$1")
+	# Only what is missing: the simulation costs a second a call.
+	mapfile -t pkgs < <(missing_pkgs "${all[@]}")
 	[ ${#pkgs[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -eq 0 ]; then
 		sim=$(apt-get -s -q install --no-install-recommends "${pkgs[@]}" 2>&1 |

@@ -28,9 +28,6 @@ need_pkgs qemu-system-x86
 tsc_khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo)
 tsc_arg=${tsc_khz:+tsc_early_khz=$tsc_khz}
 
-: >"$console"
-: >"$results"
-
 boot() {
 	: >"$console"
 	: >"$results"

@@ -21,7 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stddef.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -789,9 +789,9 @@ static void fl_sample_start(const char *name, const struct fl_svc *s)
 	printf("\"");
 }
 
-/* A gauge per destination: the uint64_t at @off in struct fl_dest. */
+/* A gauge per destination: its slots, or else its weight. */
 static void fl_dest_family(const struct fl_lb *lb, const char *name,
-			   const char *help, size_t off)
+			   const char *help, bool slots)
 {
 	size_t i, j;
 
@@ -799,13 +799,11 @@ static void fl_dest_family(const struct fl_lb *lb, const char *name,
 	for (i = 0; i < lb->nr_svc; i++) {
 		for (j = 0; j < lb->svc[i].nr_dest; j++) {
 			const struct fl_dest *d = &lb->svc[i].dest[j];
-			uint64_t v;
 
-			memcpy(&v, (const char *)d + off, sizeof(v));
 			fl_sample_start(name, &lb->svc[i]);
 			printf(",dest=\"");
 			fl_label_value(d->name);
-			printf("\"} %" PRIu64 "\n", v);
+			printf("\"} %" PRIu64 "\n", slots ? d->slots : d->weight);
 		}
 	}
 }
@@ -875,10 +873,10 @@ static int fl_prom(int argc, char **argv)
 	}
 	fl_dest_family(&lb, "ip_vs_maglev_dest_weight",
 		       "Weight the table in use was built with, per destination.",
-		       offsetof(struct fl_dest, weight));
+		       false);
 	fl_dest_family(&lb, "ip_vs_maglev_dest_slots",
 		       "Table slots a destination owns.",
-		       offsetof(struct fl_dest, slots));
+		       true);
 	fl_family("ip_vs_maglev_table_info", "gauge",
 		  "Always 1: the table's digest and the client hash key fingerprint (\"seed:S\" from modules that print a seed); load balancers agree when both are equal.");
 	for (i = 0; i < lb.nr_svc; i++) {

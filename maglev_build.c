@@ -106,30 +106,38 @@ void *maglev_mem_alloc(size_t bytes, size_t *acct)
 	return p;
 }
 
-/* A table descriptor with room for @nr destinations; no table yet. */
+/*
+ * A service's table descriptor with room for @nr destinations, and the
+ * array of @nr backends its snapshot fills in; no table yet.
+ */
 struct maglev_lut *maglev_lut_alloc(u32 nr)
 {
 	struct maglev_lut *lut;
-	size_t bytes;
+	size_t be_mem = 0;
 
-	lut = kmalloc(sizeof(*lut), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	lut = kmalloc(struct_size(lut, dest, nr),
+		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!lut)
 		return NULL;
 	lut->mem = ksize(lut);
 	lut->nr = 0;
+	lut->shared = NULL;
 	lut->table = NULL;
-	bytes = size_add(array_size(nr, sizeof(*lut->dest)),
-			 array_size(nr, sizeof(*lut->be)));
-	lut->dest = maglev_mem_alloc(bytes, &lut->mem);
-	if (!lut->dest) {
+	lut->be = maglev_mem_alloc(array_size(nr, sizeof(*lut->be)), &be_mem);
+	if (!lut->be) {
 		kfree(lut);
 		return NULL;
 	}
-	lut->be = (struct maglev_backend *)(lut->dest + nr);
+	/* Until a shared table takes the backends over, they are ours. */
+	lut->mem += be_mem;
 	return lut;
 }
 
-/* Free a table that holds references on its first lut->nr destinations. */
+/*
+ * Free a descriptor that holds references on its first lut->nr
+ * destinations, and on its shared table if it has one (else the table
+ * and backends are its own).
+ */
 void maglev_lut_free(struct maglev_lut *lut)
 {
 	u32 i;
@@ -140,14 +148,25 @@ void maglev_lut_free(struct maglev_lut *lut)
 	 */
 	for (i = 0; i < lut->nr; i++)
 		ip_vs_dest_put_and_free(lut->dest[i]);
-	kvfree(lut->table);
-	kvfree(lut->dest);
+	if (lut->shared) {
+		maglev_shared_put(lut->shared);
+	} else {
+		kvfree(lut->table);
+		kvfree(lut->be);
+	}
 	kfree(lut);
 }
 
 static void maglev_lut_free_rcu(struct rcu_head *head)
 {
 	maglev_lut_free(container_of(head, struct maglev_lut, rcu));
+}
+
+/* Retire @ms's published table @lut: it stops counting as a user. */
+static void maglev_lut_retire(struct maglev_lut *lut)
+{
+	atomic_dec(&lut->shared->users);
+	call_rcu(&lut->rcu, maglev_lut_free_rcu);
 }
 
 void maglev_put(struct maglev_service *ms)
@@ -159,8 +178,10 @@ void maglev_put(struct maglev_service *ms)
 	/* Last reference: no build runs and none is queued. */
 	lut = rcu_dereference_protected(ms->lut, true);
 	if (lut)
-		call_rcu(&lut->rcu, maglev_lut_free_rcu);
+		maglev_lut_retire(lut);
 	mem_cgroup_put(ms->memcg);
+	if (ms->cache)
+		maglev_cache_put(ms->cache);
 	kfree_rcu(ms, rcu);
 }
 
@@ -308,26 +329,30 @@ fail_unlock:
 }
 
 /**
- * maglev_build_table() - build and publish a new table for a service
+ * maglev_build_table() - build or find a service's new table and publish it
  * @ms: the service's state; the caller holds a reference
  *
- * Snapshots the destinations, builds the table with the namespace's table
- * size in new memory (charged to the service's memory cgroup) and swaps it
- * in.  On failure the published table (if any) is left alone and keeps
- * serving.
+ * Snapshots the destinations, sorts them by name and looks the inputs up
+ * in the namespace's cache; only if no table there has them, fills a new
+ * one (charged to the service's memory cgroup).  Then publishes a new
+ * descriptor with the service's own destinations on that table.  On
+ * failure the published table (if any) is left alone and keeps serving.
  *
- * Context: process context (the build work), no locks held; sleeps.
+ * Context: the namespace's build work (maglev_cache_work()), no locks
+ * held; sleeps.
  * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
  */
 int maglev_build_table(struct maglev_service *ms)
 {
+	struct maglev_cache *c = ms->cache;
 	struct maglev_lut *lut, *old;
+	struct maglev_shared *t, *ot;
 	struct mem_cgroup *old_memcg;
-	struct maglev_stats st = {};
 	const char *why = NULL;
 	void *work = NULL;
-	u64 t0, gen = 0;
-	u32 size, nr = 0, i;
+	u32 size, nr = 0, onr, i;
+	u64 gen = 0, hash;
+	size_t be_mem;
 	int ret;
 
 	old_memcg = set_active_memcg(ms->memcg);
@@ -337,42 +362,70 @@ int maglev_build_table(struct maglev_service *ms)
 		goto fail;
 	}
 	nr = lut->nr;
+	be_mem = lut->mem - ksize(lut);
+	lut->mem -= be_mem;
 
-	/* Only this work replaces the table, and it never runs twice at once. */
+	/*
+	 * Only this namespace's build work replaces the table, one service
+	 * at a time.
+	 */
 	old = rcu_dereference_protected(ms->lut, true);
+	ot = old ? old->shared : NULL;
+	onr = old ? old->nr : 0;
 
 	size = maglev_fit_size(size, nr);
-
-	ret = -ENOMEM;
-	why = "out of memory";
-	lut->table = maglev_mem_alloc(maglev_table_bytes(size), &lut->mem);
-	if (!lut->table)
-		goto fail_lut;
-	/* The scratch area serves maglev_build() and then maglev_churn(). */
-	work = kvmalloc(maglev_work_bytes(size, max(nr, old ? old->nr : 0)),
-			GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!work)
-		goto fail_lut;
-
-	why = NULL;
-	t0 = ktime_get_ns();
-	ret = maglev_build(lut->table, size, lut->be, nr, work, &st, &why);
-	lut->build_ns = ktime_get_ns() - t0;
-	if (ret)
-		goto fail_lut;
-
-	/* maglev_build() sorted the backends; the references follow them. */
+	maglev_sort_backends(lut->be, nr);
+	/* The references follow the backends' order. */
 	for (i = 0; i < nr; i++)
 		lut->dest[i] = lut->be[i].priv;
-	lut->gen = gen;
-	lut->builds = old ? old->builds + 1 : 1;
-	if (old)
-		lut->churn = maglev_churn(old->table, old->be, old->nr,
-					  lut->table, lut->be, lut->nr, work);
-	else
-		lut->churn = lut->table->nr_filled;
+	hash = maglev_inputs_hash(size, lut->be, nr);
+
+	t = maglev_cache_find(c, size, lut->be, nr, hash);
+	if (t) {
+		kvfree(lut->be);
+	} else {
+		/* The scratch area serves maglev_build() and maglev_churn(). */
+		work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!work) {
+			ret = -ENOMEM;
+			why = "out of memory";
+			goto fail_lut;
+		}
+		t = maglev_shared_fill(c, size, lut->be, nr, be_mem, hash,
+				       work, &why, &ret);
+		if (!t)
+			goto fail_lut;
+	}
+	lut->shared = t;
+	lut->table = t->table;
+	lut->be = t->be;
+
+	if (!ot) {
+		lut->churn = t->table->nr_filled;
+	} else if (ot == t) {
+		lut->churn = 0;
+	} else if (t->churn_from == ot->id) {
+		/* Another service made the same move: same churn. */
+		lut->churn = t->churn;
+	} else {
+		if (!work)
+			work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
+					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!work) {
+			ret = -ENOMEM;
+			why = "out of memory";
+			goto fail_lut;
+		}
+		lut->churn = maglev_churn(ot->table, ot->be, ot->nr, t->table,
+					  t->be, t->nr, work);
+		t->churn_from = ot->id;
+		t->churn = lut->churn;
+	}
 	kvfree(work);
 	set_active_memcg(old_memcg);
+	lut->gen = gen;
+	lut->builds = old ? old->builds + 1 : 1;
 
 	spin_lock(&ms->lock);
 	if (ms->dead) {
@@ -380,12 +433,13 @@ int maglev_build_table(struct maglev_service *ms)
 		maglev_lut_free(lut);
 		return -ESHUTDOWN;
 	}
+	atomic_inc(&t->users);
 	rcu_assign_pointer(ms->lut, lut);
 	ms->table_gen = gen;
 	spin_unlock(&ms->lock);
 
 	if (old)
-		call_rcu(&old->rcu, maglev_lut_free_rcu);
+		maglev_lut_retire(old);
 	return 0;
 
 fail_lut:
@@ -451,20 +505,53 @@ unsigned long maglev_retry_delay(unsigned long prev)
 	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
 }
 
+/**
+ * maglev_build_work() - a service's build is due
+ * @work: the service's delayed work
+ *
+ * Unless the hold-off still runs, the service joins its namespace's ready
+ * list (maglev_cache_ready()) with this work's reference.
+ */
 void maglev_build_work(struct work_struct *work)
 {
 	struct maglev_service *ms = container_of(to_delayed_work(work),
 						 struct maglev_service, work);
+	unsigned long now = jiffies, wait;
+
+	spin_lock(&ms->lock);
+	wait = maglev_build_wait(now, ms->next_build, ms->retry);
+	if (wait || ms->dead) {
+		maglev_queue(ms, now, wait);
+		spin_unlock(&ms->lock);
+		maglev_put(ms);
+		return;
+	}
+	spin_unlock(&ms->lock);
+	maglev_cache_ready(ms);
+}
+
+/**
+ * maglev_build_service() - build a service's table, its turn having come
+ * @ms: the service, taken off its namespace's ready list; the caller
+ *	holds a reference
+ *
+ * Builds unless the hold-off started again meanwhile (then the service's
+ * work is queued for its end), sets the next hold-off, and queues a retry
+ * after a build that ran out of memory.
+ *
+ * Context: the namespace's build work, no locks held; sleeps.
+ */
+void maglev_build_service(struct maglev_service *ms)
+{
 	unsigned long start = jiffies, wait, end;
 	unsigned int holdoff;
 	int ret;
 
 	spin_lock(&ms->lock);
 	wait = maglev_build_wait(start, ms->next_build, ms->retry);
-	if (wait) {
+	if (wait || ms->dead) {
 		maglev_queue(ms, start, wait);
 		spin_unlock(&ms->lock);
-		maglev_put(ms);
 		return;
 	}
 	spin_unlock(&ms->lock);
@@ -484,5 +571,4 @@ void maglev_build_work(struct work_struct *work)
 		ms->retry = 0;
 	}
 	spin_unlock(&ms->lock);
-	maglev_put(ms);
 }

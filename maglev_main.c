@@ -431,6 +431,9 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 	ms->gen = 1;
 	ms->memcg = get_mem_cgroup_from_mm(current->mm);
+	INIT_LIST_HEAD(&ms->ready_node);
+	refcount_inc(&mn->cache->ref);
+	ms->cache = mn->cache;
 
 	svc->sched_data = ms;
 	spin_lock(&mn->lock);
@@ -468,6 +471,7 @@ static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 	spin_unlock(&ms->lock);
 	if (cancel_delayed_work(&ms->work))
 		maglev_put(ms);
+	maglev_cache_cancel(ms);
 	maglev_put(ms);
 }
 
@@ -667,9 +671,14 @@ static int __net_init maglev_net_init(struct net *net)
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
 		return ret;
+	mn->cache = maglev_cache_alloc();
+	if (!mn->cache) {
+		ret = -ENOMEM;
+		goto fail_key;
+	}
 	ret = maglev_sysctl_register(net, mn);
 	if (ret)
-		goto fail_key;
+		goto fail_cache;
 	ret = maglev_proc_init(net);
 	if (ret)
 		goto fail_sysctl;
@@ -678,6 +687,8 @@ static int __net_init maglev_net_init(struct net *net)
 fail_sysctl:
 	unregister_net_sysctl_table(mn->sysctl);
 	kfree(mn->ctl);
+fail_cache:
+	maglev_cache_put(mn->cache);
 fail_key:
 	kfree_sensitive(rcu_dereference_protected(mn->key, true));
 	return ret;
@@ -692,11 +703,13 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 * IPVS flushes the namespace's services (done_service) from its own
 	 * pernet exit, after this one; the list and its lock live in the
 	 * pernet storage, which is freed only after every exit method ran.
-	 * Builds still running then touch only their own memory.
+	 * Builds still running then touch only their own memory and the
+	 * table cache, which their services keep alive.
 	 */
 	maglev_proc_exit(net);
 	unregister_net_sysctl_table(mn->sysctl);
 	kfree(mn->ctl);
+	maglev_cache_put(mn->cache);
 	old = rcu_replace_pointer(mn->key, &maglev_exit_key, true);
 	call_rcu(&old->rcu, maglev_key_free_rcu);
 }

@@ -12,6 +12,7 @@
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
+#include <linux/rculist.h>
 
 #include "maglev_sched.h"
 
@@ -20,9 +21,11 @@ void maglev_show_service(struct seq_file *seq,
 {
 	static const struct maglev_table none = {};
 	const struct maglev_table *t = &none;
+	const struct maglev_shared *sh = NULL;
 	const struct maglev_lut *lut;
 	u64 gen, table_gen;
-	u32 i, nr = 0, flags = 0;
+	u32 i, nr = 0, flags = 0, users = 0;
+	size_t mem = 0;
 
 	/*
 	 * IPVS may free the service without a grace period once done_service
@@ -39,14 +42,22 @@ void maglev_show_service(struct seq_file *seq,
 	if (lut) {
 		t = lut->table;
 		nr = lut->nr;
+		sh = lut->shared;
+		mem = lut->mem;
+	}
+	if (sh) {
+		/* Its users share the table's bytes: counted once in all. */
+		users = atomic_read(&sh->users);
+		mem += sh->mem / max(users, 1U);
 	}
 	seq_printf(seq,
-		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu\n",
+		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu table %llu shared %u table_mem %zu\n",
 		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
 		   nr, lut ? lut->builds : 0, lut ? lut->churn : 0,
-		   lut ? lut->build_ns : 0, READ_ONCE(ms->alloc_fail),
+		   sh ? sh->build_ns : 0, READ_ONCE(ms->alloc_fail),
 		   READ_ONCE(ms->build_fail), t->digest, gen != table_gen,
-		   gen, table_gen, lut ? lut->mem : 0);
+		   gen, table_gen, mem, sh ? sh->id : 0, users,
+		   sh ? sh->mem : 0);
 	for (i = 0; i < nr; i++) {
 		const struct maglev_backend *b = &lut->be[i];
 
@@ -55,32 +66,57 @@ void maglev_show_service(struct seq_file *seq,
 	}
 }
 
-/* One record per service of the reader's namespace, under RCU. */
+/*
+ * The namespace's line, before its services: how many services, shared
+ * tables and fills, and the bytes of all of them with each table counted
+ * once.
+ */
+static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
+{
+	struct maglev_cache *c = mn->cache;
+	const struct maglev_service *ms;
+	const struct maglev_lut *lut;
+	u32 services = 0, tables;
+	u64 fills, found;
+	size_t mem = 0;
+
+	list_for_each_entry_rcu(ms, &mn->services, node) {
+		services++;
+		lut = rcu_dereference(ms->lut);
+		if (lut)
+			mem += lut->mem;
+	}
+	spin_lock_bh(&c->lock);
+	tables = c->tables;
+	fills = c->fills;
+	found = c->found;
+	mem += c->mem;
+	spin_unlock_bh(&c->lock);
+	seq_printf(seq,
+		   "namespace services %u tables %u fills %llu found %llu mem %zu\n",
+		   services, tables, fills, found, mem);
+}
+
+/*
+ * The namespace's line, then one record per service of the reader's
+ * namespace, under RCU; nothing at all without a service.
+ */
 static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 	__acquires(RCU)
 {
 	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
-	struct maglev_service *ms;
-	loff_t n = *pos;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
-		if (n-- == 0)
-			return ms;
-	return NULL;
+	if (list_empty(&mn->services))
+		return NULL;
+	return seq_list_start_head_rcu(&mn->services, *pos);
 }
 
 static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
 {
 	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
-	struct maglev_service *ms = v;
-	struct list_head *next;
 
-	++*pos;
-	next = rcu_dereference(list_next_rcu(&ms->node));
-	if (next == &mn->services)
-		return NULL;
-	return list_entry(next, struct maglev_service, node);
+	return seq_list_next_rcu(v, &mn->services, pos);
 }
 
 static void maglev_seq_stop(struct seq_file *seq, void *v)
@@ -91,7 +127,13 @@ static void maglev_seq_stop(struct seq_file *seq, void *v)
 
 static int maglev_seq_show(struct seq_file *seq, void *v)
 {
-	maglev_show_service(seq, v);
+	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
+
+	if (v == &mn->services)
+		maglev_show_net(seq, mn);
+	else
+		maglev_show_service(seq, list_entry(v, struct maglev_service,
+						    node));
 	return 0;
 }
 

@@ -43,6 +43,9 @@
 #define MAGLEV_HOLDOFF_MAX_MS	10000
 #define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
 
+/* A namespace's table cache has 1 << MAGLEV_CACHE_BITS buckets. */
+#define MAGLEV_CACHE_BITS	8
+
 /**
  * struct maglev_key - a published client hash key
  * @key: the SipHash key
@@ -66,10 +69,12 @@ struct maglev_key {
  * @net: the namespace
  * @ctl: this namespace's copy of the sysctl table
  * @sysctl: its registration
+ * @cache: the namespace's shared tables and build queue (one reference)
  */
 struct maglev_net {
 	spinlock_t lock;	/* protects services (writers) */
 	struct list_head services;
+	struct maglev_cache *cache;
 	struct maglev_key __rcu *key;
 	unsigned int table_size;
 	unsigned int holdoff_ms;
@@ -80,32 +85,111 @@ struct maglev_net {
 };
 
 /**
- * struct maglev_lut - a published lookup table with its destinations
- * @rcu: frees the table (and drops the destination references) after a
- *	grace period
+ * struct maglev_cache - a namespace's shared tables and its build queue
+ * @ref: one for the namespace, one for each service, each shared table
+ *	and the queued @work
+ * @lock: protects @bucket, @ready, the services' @ready_node, @tables and
+ *	@mem; taken with BH disabled, since a shared table's last reference
+ *	may drop in an RCU callback
+ * @ready: services whose build is due, first come first served
+ * @work: builds the services of @ready one at a time, one per run
+ * @fills: tables filled (maglev_build() runs that succeeded)
+ * @found: builds that found their table in the cache instead
+ * @next_id: the id of the last table filled
+ * @tables: shared tables in the cache
+ * @mem: bytes of those tables
+ * @bucket: the tables by maglev_inputs_hash()
+ *
+ * One work item per namespace builds its services' tables, so a namespace
+ * never runs two builds at once: identical tables are built once, and a
+ * namespace with a long build queue takes one worker of the shared
+ * workqueue while the other namespaces' builds run on the others.  The
+ * cache outlives the namespace while services, tables or builds hold it.
+ */
+struct maglev_cache {
+	refcount_t ref;
+	spinlock_t lock;	/* see above */
+	struct list_head ready;
+	struct work_struct work;
+	u64 fills;
+	u64 found;
+	u64 next_id;
+	u32 tables;
+	size_t mem;
+	struct hlist_head bucket[1 << MAGLEV_CACHE_BITS];
+};
+
+/**
+ * struct maglev_shared - an immutable table that services share
+ * @node: entry in its cache's bucket (maglev_cache.lock)
+ * @cache: the namespace's cache (one reference)
+ * @ref: one for each service table (struct maglev_lut) built on it
+ * @users: services whose published table it is, shown in /proc
+ * @size: table size M
+ * @nr: number of backends
+ * @hash: maglev_inputs_hash() of M and the backends
+ * @id: the table's number in its namespace (1, 2, ...), shown in /proc
+ * @build_ns: duration of its maglev_build()
+ * @mem: bytes allocated for it (this structure, backends and slots)
+ * @churn_from: @id of the table @churn was counted against, 0 for none
+ * @churn: slots whose owner differs from those of table @churn_from
+ * @table: the slots; entries index @be (and each service's destinations)
+ * @be: the backends in name order: the inputs and their slot counts
+ *
+ * Services of a namespace whose inputs are the same (M, backend names,
+ * weights and drain weights, compared exactly) share one.  Immutable once
+ * in the cache, but for @users and the churn memo (@churn_from, @churn),
+ * which only the namespace's build work uses.  The last reference drops
+ * when the last service table built on it is freed, a grace period after
+ * it was replaced, so no lookup can still read it.
+ */
+struct maglev_shared {
+	struct hlist_node node;
+	struct maglev_cache *cache;
+	refcount_t ref;
+	atomic_t users;
+	u32 size;
+	u32 nr;
+	u64 hash;
+	u64 id;
+	u64 build_ns;
+	size_t mem;
+	u64 churn_from;
+	u32 churn;
+	struct maglev_table *table;
+	struct maglev_backend *be;
+};
+
+/**
+ * struct maglev_lut - a service's published table with its destinations
+ * @rcu: frees the descriptor (dropping the destination references and the
+ *	reference on @shared) after a grace period
  * @nr: number of destinations (backends)
  * @churn: slots whose owner changed against the previous table
  * @builds: tables published for the service, this one included
- * @build_ns: duration of maglev_build() for this table
  * @gen: generation of the configuration snapshot it was built from
- * @mem: bytes allocated for this table (descriptor, backends, slots)
- * @table: the slot table; entries index @dest and @be
- * @dest: the destinations in backend (name) order, one reference each
- * @be: the backends the table was built from, for /proc and churn
+ * @mem: bytes allocated for this descriptor and its destination array
+ * @shared: the shared table, one reference; NULL before the build found
+ *	or filled one, and then @table and @be are this descriptor's own
+ * @table: the slot table (@shared's); entries index @dest and @be
+ * @be: the backends in name order (@shared's), for /proc and churn
+ * @dest: the service's destinations in backend (name) order, one
+ *	reference each
  *
- * Immutable once published.
+ * Immutable once published.  The lookup reads @table and @dest from here,
+ * as before tables were shared: no extra dependent load.
  */
 struct maglev_lut {
 	struct rcu_head rcu;
 	u32 nr;
 	u32 churn;
 	u64 builds;
-	u64 build_ns;
 	u64 gen;
 	size_t mem;
+	struct maglev_shared *shared;
 	struct maglev_table *table;
-	struct ip_vs_dest **dest;
 	struct maglev_backend *be;
+	struct ip_vs_dest *dest[];
 };
 
 /**
@@ -130,6 +214,9 @@ struct maglev_lut {
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
  * @memcg: memory cgroup the service's tables are charged to (may be NULL)
+ * @cache: the namespace's table cache and build queue (one reference)
+ * @ready_node: entry in @cache's ready list while a build is due
+ *	(maglev_cache.lock); holds a reference of @ref
  * @name: service description for messages, "TCP 10.0.0.1:80"
  * @rcu: frees this structure after a grace period
  */
@@ -150,6 +237,8 @@ struct maglev_service {
 	u64 alloc_fail;
 	u64 build_fail;
 	struct mem_cgroup *memcg;
+	struct maglev_cache *cache;
+	struct list_head ready_node;
 	char name[MAGLEV_SVC_NAME_MAX];
 	struct rcu_head rcu;
 };
@@ -184,6 +273,24 @@ unsigned long maglev_retry_delay(unsigned long prev);
 unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
 				unsigned long retry);
 void maglev_build_work(struct work_struct *work);
+void maglev_build_service(struct maglev_service *ms);
+
+/* maglev_share.c: a namespace's shared tables and build queue */
+struct maglev_cache *maglev_cache_alloc(void);
+void maglev_cache_put(struct maglev_cache *c);
+void maglev_cache_ready(struct maglev_service *ms);
+void maglev_cache_cancel(struct maglev_service *ms);
+void maglev_cache_work(struct work_struct *work);
+void maglev_sort_backends(struct maglev_backend *be, u32 nr);
+u64 maglev_inputs_hash(u32 size, const struct maglev_backend *be, u32 nr);
+struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
+					const struct maglev_backend *be,
+					u32 nr, u64 hash);
+struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
+					 struct maglev_backend *be, u32 nr,
+					 size_t be_mem, u64 hash, void *work,
+					 const char **why, int *err);
+void maglev_shared_put(struct maglev_shared *t);
 
 /* maglev_proc.c: /proc/net/ip_vs_maglev */
 void maglev_show_service(struct seq_file *seq, struct maglev_service *ms);

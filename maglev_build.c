@@ -345,7 +345,7 @@ int maglev_build_table(struct maglev_service *ms)
 
 	ret = -ENOMEM;
 	why = "out of memory";
-	lut->table = maglev_mem_alloc(maglev_table_bytes(size), &lut->mem);
+	lut->table = maglev_mem_alloc(maglev_table_bytes(size, nr), &lut->mem);
 	if (!lut->table)
 		goto fail_lut;
 	/* The scratch area serves maglev_build() and then maglev_churn(). */

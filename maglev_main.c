@@ -69,6 +69,8 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/rcupdate.h>
 #include <linux/rculist.h>
 #include <linux/skbuff.h>
@@ -126,30 +128,61 @@ struct workqueue_struct *maglev_wq;
 
 /* Module parameters: the values a new network namespace starts with */
 
+/*
+ * A table size as written: "auto" (MAGLEV_SIZE_AUTO) or a valid prime,
+ * with at most one trailing newline.  Return: 0, or -EINVAL with *@why set
+ * to the reason (NULL for text that is not a number at all).
+ */
+static int maglev_parse_size(const char *val, unsigned int *size,
+			     const char **why)
+{
+	*why = NULL;
+	if (sysfs_streq(val, "auto")) {
+		*size = MAGLEV_SIZE_AUTO;
+		return 0;
+	}
+	if (kstrtouint(val, 0, size))
+		return -EINVAL;
+	return maglev_check_size(*size, why);
+}
+
+/* "auto" or the number, without a newline. */
+static void maglev_print_size(char *buf, size_t len, unsigned int size)
+{
+	if (size == MAGLEV_SIZE_AUTO)
+		strscpy(buf, "auto", len);
+	else
+		snprintf(buf, len, "%u", size);
+}
+
 static int maglev_size_set(const char *val, const struct kernel_param *kp)
 {
-	const char *why = NULL;
+	const char *why;
 	unsigned int size;
-	int ret;
 
-	ret = kstrtouint(val, 0, &size);
-	if (ret) {
-		pr_err("table_size: not an unsigned number\n");
-		return -EINVAL;
-	}
-	ret = maglev_check_size(size, &why);
-	if (ret) {
-		pr_err("table_size %u rejected: %s\n", size,
-		       why ? why : "invalid size");
+	if (maglev_parse_size(val, &size, &why)) {
+		if (why)
+			pr_err("table_size %.*s rejected: %s\n",
+			       (int)strcspn(val, "\n"), val, why);
+		else
+			pr_err("table_size: not auto or an unsigned number\n");
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = size;
 	return 0;
 }
 
+static int maglev_size_get(char *buf, const struct kernel_param *kp)
+{
+	char text[16];
+
+	maglev_print_size(text, sizeof(text), *(unsigned int *)kp->arg);
+	return sysfs_emit(buf, "%s\n", text);
+}
+
 static const struct kernel_param_ops maglev_size_ops = {
 	.set = maglev_size_set,
-	.get = param_get_uint,
+	.get = maglev_size_get,
 };
 
 static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
@@ -215,7 +248,7 @@ static const struct kernel_param_ops maglev_key_param_ops = {
 
 module_param_cb(table_size, &maglev_size_ops, &maglev_table_size, 0644);
 MODULE_PARM_DESC(table_size,
-		 "table size a new network namespace starts with (net.ipv4.vs.maglev_table_size), a prime in 251..5000011 (default 65537)");
+		 "table size a new network namespace starts with (net.ipv4.vs.maglev_table_size): auto (sized to each service, the default) or a prime in 251..5000011");
 module_param_cb(holdoff_ms, &maglev_holdoff_ops, &maglev_holdoff_ms, 0644);
 MODULE_PARM_DESC(holdoff_ms,
 		 "hold-off a new network namespace starts with (net.ipv4.vs.maglev_holdoff_ms), 0..10000 ms (default 50)");
@@ -267,20 +300,30 @@ static int maglev_sysctl_uint(maglev_ctl_table *table, int write,
 	return write && !ret ? 1 : ret;
 }
 
+/* "auto" or a prime: the text is read and written as a string. */
 static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 			      void *buffer, size_t *lenp, loff_t *ppos)
 {
 	struct maglev_net *mn = table->extra1;
 	unsigned int size = READ_ONCE(mn->table_size);
-	const char *why = NULL;
+	char text[16] = "";
+	struct ctl_table tmp = {
+		.data = text,
+		.maxlen = sizeof(text),
+		.mode = table->mode,
+	};
+	const char *why;
 	int ret;
 
-	ret = maglev_sysctl_uint(table, write, buffer, lenp, ppos, &size);
-	if (ret <= 0)
+	if (!write)
+		maglev_print_size(text, sizeof(text), size);
+	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
+	if (ret || !write)
 		return ret;
-	if (maglev_check_size(size, &why)) {
-		pr_err_ratelimited("maglev_table_size %u rejected: %s\n", size,
-				   why ? why : "invalid size");
+	if (maglev_parse_size(text, &size, &why)) {
+		if (why)
+			pr_err_ratelimited("maglev_table_size %s rejected: %s\n",
+					   text, why);
 		return -EINVAL;
 	}
 	mutex_lock(&mn->cfg_lock);

@@ -209,7 +209,7 @@ struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
 	if (!t)
 		goto nomem;
 	t->mem = ksize(t);
-	t->table = maglev_mem_alloc(maglev_table_bytes(size), &t->mem);
+	t->table = maglev_mem_alloc(maglev_table_bytes(size, nr), &t->mem);
 	if (!t->table)
 		goto nomem;
 

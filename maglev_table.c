@@ -26,8 +26,19 @@
  */
 #define TAIL_SLOTS	128
 
-/* In the kernel, the fill calls cond_resched() after this many slots. */
-#define MAGLEV_RESCHED_SLOTS	4096U
+/*
+ * Work between two reschedule points (maglev_cond_resched()): at most this
+ * many probes of a fill, or slots of the loops over the table (drain merge,
+ * counts, digest, packing, churn).  About a tenth of a millisecond.
+ */
+#define MAGLEV_RESCHED_STEPS	65536U
+
+/* Auto sizes: "Table size" in maglev_table.h. */
+static const u32 maglev_ladder[] = {
+	251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
+	262139, 524287, 1048573, 2097143, 4194301, MAGLEV_SIZE_MAX,
+};
+#define MAGLEV_LADDER_STEPS	(sizeof(maglev_ladder) / sizeof(maglev_ladder[0]))
 
 /* Per-backend fill state, in the scratch area. */
 struct maglev_cursor {
@@ -89,8 +100,27 @@ int maglev_check_size(u32 size, const char **why)
 }
 
 /**
+ * maglev_auto_size() - the table size "auto" gives a number of backends
+ * @nr_backends: number of backends N, weight 0 included
+ *
+ * Return: the smallest size of the ladder (maglev_table.h, "Table size")
+ * that is at least %MAGLEV_AUTO_K * @nr_backends, or %MAGLEV_SIZE_MAX if
+ * none is.
+ */
+u32 maglev_auto_size(u32 nr_backends)
+{
+	u64 want = (u64)MAGLEV_AUTO_K * nr_backends;
+	u32 i;
+
+	for (i = 0; i < MAGLEV_LADDER_STEPS - 1; i++)
+		if (maglev_ladder[i] >= want)
+			break;
+	return maglev_ladder[i];
+}
+
+/**
  * maglev_fit_size() - table size for a number of backends
- * @size: configured table size M
+ * @size: configured table size M, or %MAGLEV_SIZE_AUTO
  * @nr_backends: number of backends N, weight 0 included
  *
  * A table needs at least one slot per backend.  Callers pass the size they
@@ -98,15 +128,17 @@ int maglev_check_size(u32 size, const char **why)
  * the size it is given and refuses N > M.  All backends count, not only
  * those with a positive weight, so draining a backend never changes M.
  *
- * Return: @size if @nr_backends <= @size (or @nr_backends is above
- * %MAGLEV_MAX_BACKENDS, which maglev_build() refuses anyway), otherwise the
- * smallest prime >= @nr_backends: at most 65537, so a valid table size
- * whenever @size is.
+ * Return: maglev_auto_size(@nr_backends) for %MAGLEV_SIZE_AUTO; @size if
+ * @nr_backends <= @size (or @nr_backends is above %MAGLEV_MAX_BACKENDS,
+ * which maglev_build() refuses anyway); otherwise the smallest prime
+ * >= @nr_backends: at most 65537, so a valid table size whenever @size is.
  */
 u32 maglev_fit_size(u32 size, u32 nr_backends)
 {
 	u32 m;
 
+	if (size == MAGLEV_SIZE_AUTO)
+		return maglev_auto_size(nr_backends);
 	if (nr_backends <= size || nr_backends > MAGLEV_MAX_BACKENDS)
 		return size;
 	for (m = nr_backends; !maglev_is_prime(m); m++)
@@ -115,23 +147,57 @@ u32 maglev_fit_size(u32 size, u32 nr_backends)
 }
 
 /**
+ * maglev_slot_width() - bits per slot of a table
+ * @nr_backends: number of backends N, weight 0 included
+ *
+ * Return: the smallest of 1, 2, 4, 8, 16 whose values hold the indices
+ * 0..N-1, or 0 for N <= 1 (no slot storage).
+ */
+u32 maglev_slot_width(u32 nr_backends)
+{
+	if (nr_backends <= 1)
+		return 0;
+	if (nr_backends <= 2)
+		return 1;
+	if (nr_backends <= 4)
+		return 2;
+	if (nr_backends <= 16)
+		return 4;
+	if (nr_backends <= 256)
+		return 8;
+	return 16;
+}
+
+/* Words of packed slots: at least the one a table without slots keeps. */
+static size_t maglev_words(u32 size, u32 width)
+{
+	return width ? ((size_t)size * width + 31) / 32 : 1;
+}
+
+/**
  * maglev_table_bytes() - memory needed for a table
  * @size: number of slots M
+ * @nr_backends: number of backends N, weight 0 included
  *
- * Return: bytes for a &struct maglev_table with @size slots.
+ * Enough for any table maglev_build() makes of @nr_backends backends,
+ * the empty one included.
+ *
+ * Return: bytes for a &struct maglev_table with @size packed slots of
+ * maglev_slot_width(@nr_backends) bits.
  */
-size_t maglev_table_bytes(u32 size)
+size_t maglev_table_bytes(u32 size, u32 nr_backends)
 {
-	return sizeof(struct maglev_table) + (size_t)size * sizeof(u16);
+	return sizeof(struct maglev_table) +
+	       maglev_words(size, maglev_slot_width(nr_backends)) * sizeof(u32);
 }
 
 /*
- * Scratch layout: the draining fill's table, rounded up to 8 bytes, then
- * the occupancy bitmap, the cursors and the tail's empty-slot list.
+ * Scratch layout: the fill's u16 per slot, rounded up to 8 bytes, then the
+ * occupancy bitmap, the cursors and the tail's empty-slot list.
  */
-static size_t maglev_alt_table_bytes(u32 size)
+static size_t maglev_slots_bytes(u32 size)
 {
-	return (maglev_table_bytes(size) + 7) & ~(size_t)7;
+	return ((size_t)size * sizeof(u16) + 7) & ~(size_t)7;
 }
 
 static size_t maglev_bitmap_bytes(u32 size)
@@ -144,15 +210,16 @@ static size_t maglev_bitmap_bytes(u32 size)
  * @size: number of slots M
  * @nr_backends: number of backends N
  *
- * The scratch area holds a second table (for draining), an occupancy bitmap,
- * one cursor per backend and the tail's list of empty slots.  It is also
- * enough for maglev_churn() against a table of up to @nr_backends backends.
+ * The scratch area holds the slots of a fill (16 bits each, before they
+ * are packed), an occupancy bitmap, one cursor per backend and the tail's
+ * list of empty slots.  It is also enough for maglev_churn() against a
+ * table of up to @nr_backends backends.
  *
  * Return: bytes of scratch memory, suitably aligned for u64.
  */
 size_t maglev_work_bytes(u32 size, u32 nr_backends)
 {
-	return maglev_alt_table_bytes(size) + maglev_bitmap_bytes(size) +
+	return maglev_slots_bytes(size) + maglev_bitmap_bytes(size) +
 	       (size_t)nr_backends * sizeof(struct maglev_cursor) +
 	       TAIL_SLOTS * sizeof(u32);
 }
@@ -167,18 +234,6 @@ static u32 maglev_fnv1a32(u32 h, const void *data, size_t len)
 		h *= FNV32_PRIME;
 	}
 	return h;
-}
-
-/**
- * maglev_h32() - 32-bit FNV-1a
- * @data: bytes to hash
- * @len: number of bytes
- *
- * Return: FNV-1a of @data (offset basis 2166136261, prime 16777619).
- */
-u32 maglev_h32(const void *data, size_t len)
-{
-	return maglev_fnv1a32(FNV32_BASIS, data, len);
 }
 
 /* murmur3's fmix64: a bijection with full avalanche. */
@@ -583,82 +638,90 @@ static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 	return e;
 }
 
-static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty)
+/*
+ * The reschedule points.  Every loop counts its work (probes of a fill,
+ * slots of the loops over the table) down from MAGLEV_RESCHED_STEPS and
+ * gives the CPU up when it runs out, so no stretch between two calls of
+ * maglev_cond_resched() is longer than MAGLEV_RESCHED_STEPS steps (plus the
+ * at most TAIL_SLOTS of one tail claim).
+ */
+static inline void maglev_spend(u32 *budget, u32 steps)
+{
+	maglev_count_steps(steps);
+	if (unlikely(*budget <= steps)) {
+		maglev_cond_resched();
+		*budget = MAGLEV_RESCHED_STEPS;
+	} else {
+		*budget -= steps;
+	}
+}
+
+static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
+				u32 *budget)
 {
 	u32 s, k = 0;
 
-	for (s = 0; s < size; s++)
+	for (s = 0; s < size; s++) {
+		maglev_spend(budget, 1);
 		if (!maglev_test_bit(bm, s))
 			empty[k++] = s;
+	}
 	return k;
 }
 
-/* Walk a backend's preference sequence to its first empty slot. */
+/*
+ * Walk a backend's preference sequence to its first empty slot, one
+ * probe per position examined.
+ */
 static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
-			      u32 size, u64 *probes)
+			      u32 size, u64 *probes, u32 *budget)
 {
 	u32 pos = c->pos;
 
-	while (maglev_test_bit(bm, pos)) {
+	for (;;) {
+		(*probes)++;
+		maglev_spend(budget, 1);
+		if (!maglev_test_bit(bm, pos))
+			return pos;
 		pos += c->skip;
 		if (pos >= size)
 			pos -= size;
-		(*probes)++;
 	}
-	(*probes)++;
-	return pos;
-}
-
-/*
- * The next number of empty slots at which the fill stops to reschedule or
- * to start the tail: MAGLEV_RESCHED_SLOTS claims later, or TAIL_SLOTS; 0
- * once in the tail.
- */
-static u32 maglev_fill_mark(u32 left)
-{
-	if (left <= TAIL_SLOTS)
-		return 0;
-	if (left - TAIL_SLOTS <= MAGLEV_RESCHED_SLOTS)
-		return TAIL_SLOTS;
-	return left - MAGLEV_RESCHED_SLOTS;
 }
 
 /**
  * maglev_fill() - the Maglev round-robin fill
- * @t: table to fill, maglev_table_bytes(@size) bytes
+ * @slot: @size entries to fill, each a backend index or %MAGLEV_NONE
  * @size: table size M, a prime
  * @b: backends in name order, with offset, skip and turns set
  * @n: number of backends
- * @work: scratch area of maglev_work_bytes(@size, @n) bytes
+ * @work: scratch area of maglev_work_bytes(@size, @n) bytes; @slot may be
+ *	its start (maglev_build() does so): the fill uses only what follows
+ *	the room for @size u16s
  * @st: if not NULL, the number of probes is added to it
  *
  * Round after round, each backend in array order takes its turns; on each
  * turn it claims the first empty slot of its preference sequence from where
  * it stopped.  This is the normative fill of seed 000 (with turns), made
  * faster with an occupancy bitmap and an exact shortcut for the last empty
- * slots; the result is identical to the plain fill.  Sets @t's size,
- * nr_backends, nr_filled and slots; not the digest.  With no turns at all
+ * slots; the result is identical to the plain fill.  With no turns at all
  * the table is empty (every slot %MAGLEV_NONE).
  *
- * Context: in the kernel, calls cond_resched() every %MAGLEV_RESCHED_SLOTS
- * slots (a table may have millions), so the caller must be able to sleep.
+ * Context: in the kernel, calls cond_resched() every
+ * %MAGLEV_RESCHED_STEPS probes (a table may have millions of slots), so
+ * the caller must be able to sleep.
+ * Return: the number of slots filled: @size, or 0 for an empty table.
  */
-void maglev_fill(struct maglev_table *t, u32 size,
-		 const struct maglev_backend *b, u32 n, void *work,
-		 struct maglev_stats *st)
+u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
+		void *work, struct maglev_stats *st)
 {
-	u64 *bm = (u64 *)((u8 *)work + maglev_alt_table_bytes(size));
+	u64 *bm = (u64 *)((u8 *)work + maglev_slots_bytes(size));
 	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
-	u32 left = size, mark, nr_empty = 0, i, k;
+	u32 budget = MAGLEV_RESCHED_STEPS, left = size, nr_empty = 0, i, k;
 	bool any = false, bad = false, tail = false;
 	u64 probes = 0;
 
-	t->size = size;
-	t->nr_backends = n;
-	t->nr_filled = 0;
-	t->reserved = 0;
-	t->digest = 0;
 	memset(bm, 0, maglev_bitmap_bytes(size));
 	for (i = 0; i < n; i++) {
 		cur[i].pos = b[i].offset;
@@ -674,16 +737,10 @@ void maglev_fill(struct maglev_table *t, u32 size,
 	if (WARN_ON_ONCE(bad || !maglev_is_prime(size)))
 		any = false;
 	if (!any) {
-		memset(t->slot, 0xff, (size_t)size * sizeof(u16));
-		return;
+		memset(slot, 0xff, (size_t)size * sizeof(u16));
+		return 0;
 	}
 
-	/*
-	 * At every mark (each MAGLEV_RESCHED_SLOTS claims, then TAIL_SLOTS
-	 * before the end) the fill gives the CPU up in the kernel, and at the
-	 * last one it switches to the tail; one compare per claim.
-	 */
-	mark = maglev_fill_mark(left);
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			struct maglev_cursor *c = &cur[i];
@@ -692,35 +749,61 @@ void maglev_fill(struct maglev_table *t, u32 size,
 				u32 pos;
 
 				if (likely(!tail)) {
-					pos = maglev_walk(bm, c, size, &probes);
+					pos = maglev_walk(bm, c, size, &probes,
+							  &budget);
 				} else {
 					probes += nr_empty;
+					maglev_spend(&budget, nr_empty);
 					pos = maglev_fill_tail(c, empty,
 							       &nr_empty, size);
 				}
 				maglev_set_bit(bm, pos);
-				t->slot[pos] = (u16)i;
+				slot[pos] = (u16)i;
 				pos += c->skip;
 				c->pos = pos >= size ? pos - size : pos;
 				if (!--left)
 					goto done;
-				if (likely(left != mark))
-					continue;
-				maglev_cond_resched();
-				mark = maglev_fill_mark(left);
-				if (!mark && !tail) {
+				if (unlikely(left == TAIL_SLOTS)) {
 					tail = true;
-					nr_empty = maglev_collect_empty(bm, size, empty);
+					nr_empty = maglev_collect_empty(bm, size,
+									empty,
+									&budget);
 				}
 			}
 		}
 	}
 done:
-	t->nr_filled = size;
 	if (st) {
 		st->probes += probes;
 		st->fills++;
 	}
+	return size;
+}
+
+/* The digest of maglev_table.h, over @size owners in @slot. */
+static u64 maglev_digest_slots(const u16 *slot, u32 size,
+			       const struct maglev_backend *b, u32 n,
+			       u32 *budget)
+{
+	u64 d = maglev_mix64(DIGEST_TAG ^ size);
+	u32 i, s;
+
+	d = maglev_mix64(d ^ n);
+	for (i = 0; i < n; i++)
+		d = maglev_hash(b[i].name, b[i].name_len, d);
+	for (s = 0; s < size; s += 4) {
+		u64 w = 0;
+		u32 j;
+
+		maglev_spend(budget, 4);
+		for (j = 0; j < 4; j++) {
+			u64 v = s + j < size ? slot[s + j] : 0xffff;
+
+			w |= v << (16 * j);
+		}
+		d = maglev_mix64(d ^ w);
+	}
+	return d;
 }
 
 /**
@@ -729,16 +812,18 @@ done:
  * @b: its backends, in name order
  * @n: number of backends
  *
- * Computed as described in include/maglev_table.h, so that the kernel and
- * maglev-sim print the same value for the same backend set.
+ * Computed as described in include/maglev_table.h, over the slots' owners
+ * whatever their packing, so that the kernel and maglev-sim print the same
+ * value for the same backend set.
  *
+ * Context: in the kernel, may sleep (cond_resched()).
  * Return: the digest.
  */
 u64 maglev_digest(const struct maglev_table *t,
 		  const struct maglev_backend *b, u32 n)
 {
 	u64 d = maglev_mix64(DIGEST_TAG ^ t->size);
-	u32 i, s;
+	u32 budget = MAGLEV_RESCHED_STEPS, i, s;
 
 	d = maglev_mix64(d ^ n);
 	for (i = 0; i < n; i++)
@@ -747,14 +832,56 @@ u64 maglev_digest(const struct maglev_table *t,
 		u64 w = 0;
 		u32 j;
 
+		maglev_spend(&budget, 4);
 		for (j = 0; j < 4; j++) {
-			u64 v = s + j < t->size ? t->slot[s + j] : 0xffff;
+			u64 v = s + j < t->size ? maglev_table_get(t, s + j) :
+				0xffff;
 
 			w |= v << (16 * j);
 		}
 		d = maglev_mix64(d ^ w);
 	}
 	return d;
+}
+
+/*
+ * Pack @size owners (all below @n, or all MAGLEV_NONE when @filled is 0)
+ * into @t as "Packed slots" of maglev_table.h describes.  Sets every field
+ * but the digest.
+ */
+static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
+			u32 n, u32 filled, u32 *budget)
+{
+	u32 width = filled ? maglev_slot_width(n) : 0;
+	u32 per, nw, w, s, k;
+
+	t->size = size;
+	t->nr_backends = n;
+	t->nr_filled = filled;
+	t->width = (u8)width;
+	t->reserved = 0;
+	if (!width) {
+		/* One backend (index 0) or none: no slots, one word. */
+		t->mul = 0;
+		t->shift = 0;
+		t->mask = 0xffff;
+		t->word[0] = filled ? 0 : MAGLEV_NONE;
+		return;
+	}
+	t->mul = size;
+	t->shift = (u8)(width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 :
+			width == 8 ? 3 : 4);
+	t->mask = (u16)((1U << width) - 1);
+	per = 32 / width;
+	nw = (u32)maglev_words(size, width);
+	for (w = 0, s = 0; w < nw; w++) {
+		u32 word = 0;
+
+		maglev_spend(budget, per);
+		for (k = 0; k < per && s < size; k++, s++)
+			word |= (u32)slot[s] << (k * width);
+		t->word[w] = word;
+	}
 }
 
 static bool maglev_is_draining(const struct maglev_backend *b)
@@ -764,7 +891,7 @@ static bool maglev_is_draining(const struct maglev_backend *b)
 
 /**
  * maglev_build() - build a complete table from a set of backends
- * @t: table to build, maglev_table_bytes(@size) bytes
+ * @t: table to build, maglev_table_bytes(@size, @n) bytes
  * @size: table size M
  * @b: backends in any order; sorted in place by name, and offset, skip,
  *	turns and slots are set
@@ -773,48 +900,59 @@ static bool maglev_is_draining(const struct maglev_backend *b)
  * @st: if not NULL, fill statistics are added to it
  * @why: if not NULL, set to a reason on error
  *
- * When a backend is draining, a second fill without the draining backends
- * decides who takes over each of their slots.
+ * The fill runs into the scratch area, 16 bits a slot, and the result is
+ * packed into @t.  When a backend is draining, a second fill without the
+ * draining backends decides who takes over each of their slots.
  *
+ * Context: in the kernel, may sleep (cond_resched()).
  * Return: 0 on success; on error a negative errno from maglev_prepare(),
  * and @t is left untouched.
  */
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why)
 {
+	u32 budget = MAGLEV_RESCHED_STEPS, filled, i, s;
+	u16 *slot = work;
 	bool drain = false;
-	u32 i, s;
 	int err;
 
 	err = maglev_prepare(b, n, size, why);
 	if (err)
 		return err;
 
-	maglev_fill(t, size, b, n, work, st);
+	filled = maglev_fill(slot, size, b, n, work, st);
 
 	for (i = 0; i < n; i++)
 		if (maglev_is_draining(&b[i]))
 			drain = true;
-	if (drain && t->nr_filled) {
-		struct maglev_table *alt = work;
-
+	if (drain && filled) {
+		/*
+		 * Park the primary fill in @t, run the secondary fill in the
+		 * scratch area, and keep its owner only where the primary's
+		 * is draining.  An empty secondary fill leaves every slot
+		 * MAGLEV_NONE: then all of them were draining ones.
+		 */
+		maglev_pack(t, slot, size, n, filled, &budget);
 		maglev_compute_turns(b, n, size, false);
-		maglev_fill(alt, size, b, n, work, st);
-		for (s = 0; s < size; s++)
-			if (maglev_is_draining(&b[t->slot[s]]))
-				t->slot[s] = alt->slot[s];
+		filled = maglev_fill(slot, size, b, n, work, st);
+		for (s = 0; s < size; s++) {
+			u32 o = maglev_table_get(t, s);
+
+			maglev_spend(&budget, 1);
+			if (!maglev_is_draining(&b[o]))
+				slot[s] = (u16)o;
+		}
 		maglev_compute_turns(b, n, size, true);
 	}
 
-	/* The draining backends' slots may have found no other owner. */
-	t->nr_filled = 0;
-	for (s = 0; s < size; s++) {
-		if (t->slot[s] != MAGLEV_NONE) {
-			b[t->slot[s]].slots++;
-			t->nr_filled++;
+	if (filled) {
+		for (s = 0; s < size; s++) {
+			maglev_spend(&budget, 1);
+			b[slot[s]].slots++;
 		}
 	}
-	t->digest = maglev_digest(t, b, n);
+	t->digest = maglev_digest_slots(slot, size, b, n, &budget);
+	maglev_pack(t, slot, size, n, filled, &budget);
 	return 0;
 }
 
@@ -834,6 +972,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
  * previous table every owned slot of @new counts; with a different table
  * size every slot of @new counts, unless both tables are empty.
  *
+ * Context: in the kernel, may sleep (cond_resched()).
  * Return: number of slots whose owner changed.
  */
 u32 maglev_churn(const struct maglev_table *old,
@@ -841,12 +980,15 @@ u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_table *new,
 		 const struct maglev_backend *nb, u32 nn, void *work)
 {
+	u32 budget = MAGLEV_RESCHED_STEPS, i, j = 0, s, churn = 0;
 	u16 *map = work;
-	u32 i, j = 0, s, churn = 0;
 
 	if (!old)
 		return new->nr_filled;
 	if (old->size != new->size)
+		return old->nr_filled || new->nr_filled ? new->size : 0;
+	/* Filled or empty, each table is all one or the other. */
+	if (!old->nr_filled || !new->nr_filled)
 		return old->nr_filled || new->nr_filled ? new->size : 0;
 
 	/* Both lists are sorted: map old indices to new ones in one pass. */
@@ -858,13 +1000,10 @@ u32 maglev_churn(const struct maglev_table *old,
 		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
 	}
 	for (s = 0; s < new->size; s++) {
-		u16 o = old->slot[s], n = new->slot[s];
-
-		/* An owner that is gone differs from any new owner or none. */
-		if (o == MAGLEV_NONE)
-			churn += n != MAGLEV_NONE;
-		else
-			churn += map[o] == MAGLEV_NONE || map[o] != n;
+		maglev_spend(&budget, 1);
+		/* An owner that is gone differs from any new owner. */
+		churn += map[maglev_table_get(old, s)] !=
+			 maglev_table_get(new, s);
 	}
 	return churn;
 }

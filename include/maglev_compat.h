@@ -43,9 +43,22 @@ static inline u64 maglev_div64(u64 x, u64 m)
 	return div64_u64(x, m);
 }
 
+#ifdef MAGLEV_KUNIT
+/*
+ * The KUnit build counts the work between reschedule points
+ * (kunit/maglev_table_test.c defines these); see MAGLEV_RESCHED_TEST below.
+ */
+void maglev_test_steps(u32 steps);
+void maglev_test_resched(void);
+#define MAGLEV_RESCHED_TEST
+#endif
+
 /* Long fills (M up to 5000011) give the CPU up now and then. */
 static inline void maglev_cond_resched(void)
 {
+#ifdef MAGLEV_RESCHED_TEST
+	maglev_test_resched();
+#endif
 	cond_resched();
 }
 
@@ -109,8 +122,20 @@ static inline u64 maglev_div64(u64 x, u64 m)
 	return x / m;
 }
 
+/*
+ * A host test built with -DMAGLEV_RESCHED_TEST defines these to count the
+ * work between reschedule points.
+ */
+#ifdef MAGLEV_RESCHED_TEST
+void maglev_test_steps(u32 steps);
+void maglev_test_resched(void);
+#endif
+
 static inline void maglev_cond_resched(void)
 {
+#ifdef MAGLEV_RESCHED_TEST
+	maglev_test_resched();
+#endif
 }
 
 static inline void maglev_sort(void *base, size_t num, size_t size,
@@ -127,6 +152,20 @@ typedef struct {
 u64 siphash(const void *data, size_t len, const siphash_key_t *key);
 
 #endif /* __KERNEL__ */
+
+/*
+ * The algorithm reports its work here, @steps probes or slots at a time,
+ * and calls maglev_cond_resched() at least every MAGLEV_RESCHED_STEPS of
+ * them; only a test build (MAGLEV_RESCHED_TEST) looks.
+ */
+static inline void maglev_count_steps(u32 steps)
+{
+#ifdef MAGLEV_RESCHED_TEST
+	maglev_test_steps(steps);
+#else
+	(void)steps;
+#endif
+}
 
 /* Little-endian loads from unaligned memory, one instruction on x86. */
 static inline u64 maglev_le64(const u8 *p)

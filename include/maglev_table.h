@@ -31,10 +31,20 @@
  *
  * Table size: M is a prime from MAGLEV_SIZE_MIN to MAGLEV_SIZE_MAX, and
  * at least the number N of backends (all of them, weight 0 included, so
- * that draining never changes M).  A configured size below N is replaced
- * by the smallest prime >= N (maglev_fit_size(); the callers apply it, and
- * maglev_build() refuses N > M).  N <= MAGLEV_MAX_BACKENDS = 65535, and
- * the smallest prime >= 65535 is 65537, so the fitted size is always valid.
+ * that draining never changes M).  The configured size is either a prime
+ * or "auto" (the value MAGLEV_SIZE_AUTO = 0, the default).  Under auto, M
+ * is the smallest size of the ladder
+ *   251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
+ *   262139, 524287, 1048573, 2097143, 4194301, 5000011
+ * (the largest prime below each power of two from 2^8 to 2^22, then
+ * MAGLEV_SIZE_MAX) that is >= K * N with K = MAGLEV_AUTO_K = 100, and
+ * 5000011 when K * N is above 5000011 (N > 50000).  N counts every
+ * backend whatever its weight, so a drain or a restore never changes M;
+ * only adding or removing backends across a step does.  A configured
+ * prime below N is replaced by the smallest prime >= N (maglev_fit_size()
+ * applies both rules; the callers apply it, and maglev_build() refuses
+ * N > M).  N <= MAGLEV_MAX_BACKENDS = 65535, and the smallest prime
+ * >= 65535 is 65537, so the fitted size is always valid.
  * For a table size M:
  *   offset = h32(name "|offset") % M
  *   skip   = h32(name "|skip") % (M - 1) + 1
@@ -63,7 +73,8 @@
  * backend with t turns claims t slots in a row.  On each turn the backend
  * walks its preference sequence from where it stopped and claims the first
  * empty slot.  The fill stops when every slot is owned.  If no backend has
- * a turn, the table is empty: every slot is owned by none.
+ * a turn, the table is empty: every slot is owned by none.  A table is
+ * thus either fully owned or entirely empty; draining keeps this (below).
  *
  * Draining: a backend with weight 0 and a non-zero drain_weight keeps the
  * slots it would own with weight drain_weight (the primary fill), except
@@ -72,7 +83,10 @@
  * backends, offsets and skips, the draining ones with no turns).  So only
  * keys that mapped to a draining backend move, and restoring drain_weight
  * gives back the previous table exactly.  A primary fill that is empty is
- * the table (no secondary fill).
+ * the table (no secondary fill).  The secondary fill is empty only when
+ * every backend with a turn in the primary fill is draining; then every
+ * slot was a draining backend's and the table is empty, never partly
+ * owned.
  *
  * Digest (64 bits):
  *   d = mix(0x6d61676c65760001 ^ M); d = mix(d ^ N);
@@ -116,7 +130,22 @@
  * every owned slot of the new one counts; when the size changed, every slot
  * of the new table counts (M), unless both tables are empty (0).
  *
- * Lookup: slot = ((hash >> 32) * M) >> 32 for a 64-bit key hash.
+ * Lookup: slot = (h * M) >> 32 (64-bit product) for the 32-bit client
+ * key hash h, and the slot's owner.
+ *
+ * Packed slots (the in-memory layout; not part of the digest, which is
+ * over the owners): a table of N backends stores each slot's owner index
+ * in W bits, the smallest of 1, 2, 4, 8, 16 with 2^W >= N, in 32-bit
+ * words: slot s is bits (s * W) % 32 .. + W - 1 of word (s * W) / 32,
+ * lowest bits first, so a slot never straddles two words and the words
+ * fill ceil(M * W / 32) u32s.  A table of one backend (W = 0) and an
+ * empty table store no slots: one word that every lookup reads, 0 (the
+ * only backend) or 0xffff (MAGLEV_NONE) with a mask of 0xffff and a
+ * multiplier of 0, so the lookup stays the same branch-free
+ * word[((h * mul) >> 32 << shift) / 32] >> (bit % 32) & mask.  u32 words
+ * because 32-bit loads and shifts are single instructions on every
+ * architecture the kernel runs on (i386 included, where a u64 shift is a
+ * call or a branch), and 32 is a multiple of every width.
  */
 #ifndef _MAGLEV_TABLE_H
 #define _MAGLEV_TABLE_H
@@ -126,10 +155,13 @@
 #define MAGLEV_NAME_MAX		64
 #define MAGLEV_SIZE_MIN		251
 #define MAGLEV_SIZE_MAX		5000011
-#define MAGLEV_SIZE_DEFAULT	65537
+/* The configured size "auto": M from the ladder above, K * N at least. */
+#define MAGLEV_SIZE_AUTO	0
+#define MAGLEV_SIZE_DEFAULT	MAGLEV_SIZE_AUTO
+#define MAGLEV_AUTO_K		100
 /* IPVS weights, 0..INT_MAX; "Turns" above scales them into the table. */
 #define MAGLEV_WEIGHT_MAX	2147483647U
-/* Slot entries are 16-bit backend indices; 0xffff means "no backend". */
+/* Backend indices fit 16 bits; 0xffff means "no backend". */
 #define MAGLEV_MAX_BACKENDS	65535
 #define MAGLEV_NONE		0xffffU
 /*
@@ -170,20 +202,33 @@ struct maglev_backend {
 
 /**
  * struct maglev_table - a built lookup table
+ * @digest: 64-bit digest of M, the backend names and the slot owners
  * @size: number of slots M (a prime)
  * @nr_backends: number of backends the slot entries index (in name order)
  * @nr_filled: slots that have an owner: @size, or 0 for an empty table
- * @reserved: 0; pads @digest to 8 bytes
- * @digest: 64-bit digest of M, the backend names and the slot owners
- * @slot: @size entries, each a backend index or %MAGLEV_NONE
+ * @mul: the lookup's multiplier: @size, or 0 when @width is 0
+ * @width: bits per slot W: 1, 2, 4, 8 or 16; 0 for a table of one
+ *	backend or an empty one, which store no slots
+ * @shift: log2(@width), 0 when @width is 0
+ * @mask: (1 << @width) - 1; 0xffff when @width is 0
+ * @reserved: 0; pads @word to 8 bytes
+ * @word: the packed slots ("Packed slots" above): ceil(M * W / 32)
+ *	words, or one word (0, or 0xffff for an empty table) when @width is 0
+ *
+ * Build it with maglev_build() into maglev_table_bytes(M, N) bytes; read
+ * it with maglev_lookup() and maglev_table_get().
  */
 struct maglev_table {
+	u64 digest;
 	u32 size;
 	u32 nr_backends;
 	u32 nr_filled;
+	u32 mul;
+	u8 width;
+	u8 shift;
+	u16 mask;
 	u32 reserved;
-	u64 digest;
-	u16 slot[];
+	u32 word[];
 };
 
 /**
@@ -198,11 +243,12 @@ struct maglev_stats {
 
 bool maglev_is_prime(u32 n);
 int maglev_check_size(u32 size, const char **why);
+u32 maglev_auto_size(u32 nr_backends);
 u32 maglev_fit_size(u32 size, u32 nr_backends);
-size_t maglev_table_bytes(u32 size);
+u32 maglev_slot_width(u32 nr_backends);
+size_t maglev_table_bytes(u32 size, u32 nr_backends);
 size_t maglev_work_bytes(u32 size, u32 nr_backends);
 
-u32 maglev_h32(const void *data, size_t len);
 u64 maglev_hash(const void *data, size_t len, u64 seed);
 u64 maglev_rehash(u64 hash, u32 i);
 int maglev_format_name(char *buf, size_t len, const void *addr,
@@ -210,9 +256,8 @@ int maglev_format_name(char *buf, size_t len, const void *addr,
 
 int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 		   const char **why);
-void maglev_fill(struct maglev_table *t, u32 size,
-		 const struct maglev_backend *b, u32 n, void *work,
-		 struct maglev_stats *st);
+u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
+		void *work, struct maglev_stats *st);
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why);
 u64 maglev_digest(const struct maglev_table *t,
@@ -266,30 +311,51 @@ static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
 }
 
 /**
- * maglev_slot_of() - slot a key hash falls in
+ * maglev_slot_of() - slot a client hash falls in
  * @t: table
- * @hash: 64-bit key hash from maglev_hash()
+ * @hash: 32-bit client key hash
  *
- * Return: ((@hash >> 32) * M) >> 32, a slot index below M.
+ * Return: (@hash * M) >> 32, a slot index below M.
  */
-static inline u32 maglev_slot_of(const struct maglev_table *t, u64 hash)
+static inline u32 maglev_slot_of(const struct maglev_table *t, u32 hash)
 {
-	return (u32)(((hash >> 32) * (u64)t->size) >> 32);
+	return (u32)(((u64)hash * t->size) >> 32);
 }
 
 /**
- * maglev_lookup() - backend index for a key hash
+ * maglev_lookup() - backend index for a client hash
  * @t: table
- * @hash: 64-bit key hash from maglev_hash()
+ * @hash: 32-bit client key hash
  *
- * One multiply and one table load.
+ * Branch-free: one multiply, one load, shifts and a mask.  A table without
+ * slot storage (one backend, or empty) has a multiplier of 0, so every
+ * hash reads its one word.
  *
- * Return: the owner's index in name order, or %MAGLEV_NONE if the table is
- * empty.
+ * Return: the owner of slot maglev_slot_of(@t, @hash), its index in name
+ * order, or %MAGLEV_NONE if the table is empty (@t->nr_filled == 0).
  */
-static inline u32 maglev_lookup(const struct maglev_table *t, u64 hash)
+static inline u32 maglev_lookup(const struct maglev_table *t, u32 hash)
 {
-	return t->slot[maglev_slot_of(t, hash)];
+	u32 bit = (u32)(((u64)hash * t->mul) >> 32) << t->shift;
+
+	return t->word[bit / 32] >> (bit % 32) & t->mask;
+}
+
+/**
+ * maglev_table_get() - owner of a slot
+ * @t: table
+ * @slot: slot index, below @t->size
+ *
+ * Return: the owner's index in name order, or %MAGLEV_NONE if the table
+ * is empty.
+ */
+static inline u32 maglev_table_get(const struct maglev_table *t, u32 slot)
+{
+	u32 bit = slot << t->shift;
+
+	if (!t->width)
+		bit = 0;
+	return t->word[bit / 32] >> (bit % 32) & t->mask;
 }
 
 #endif /* _MAGLEV_TABLE_H */

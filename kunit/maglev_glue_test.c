@@ -403,7 +403,8 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 	ms = test_service(test, d, FB_N);
 	lut = maglev_snapshot(ms, &gen, &size, &err);
 	KUNIT_ASSERT_NOT_NULL(test, lut);
-	lut->table = maglev_mem_alloc(maglev_table_bytes(FB_SIZE), &lut->mem);
+	lut->table = maglev_mem_alloc(maglev_table_bytes(FB_SIZE, FB_N),
+				      &lut->mem);
 	work = kvmalloc(maglev_work_bytes(FB_SIZE, FB_N), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, lut->table);
 	KUNIT_ASSERT_NOT_NULL(test, work);
@@ -488,7 +489,7 @@ static void maglev_fallback_test(struct kunit *test)
 
 static void maglev_mem_test(struct kunit *test)
 {
-	size_t acct = 0, bytes = maglev_table_bytes(65537);
+	size_t acct = 0, bytes = maglev_table_bytes(65537, 1000);
 	void *p;
 
 	/* Above a page: whole pages, not the next power of two. */
@@ -500,7 +501,7 @@ static void maglev_mem_test(struct kunit *test)
 
 	/* Up to a page: the kmalloc bucket. */
 	acct = 0;
-	bytes = maglev_table_bytes(251);
+	bytes = maglev_table_bytes(251, 3);
 	p = maglev_mem_alloc(bytes, &acct);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));

@@ -31,23 +31,18 @@ static bool ref_any_turns(const struct maglev_backend *b, u32 n)
 	return false;
 }
 
-void maglev_ref_fill(struct maglev_table *t, u32 size,
-		     const struct maglev_backend *b, u32 n)
+u32 maglev_ref_fill(u16 *slot, u32 size, const struct maglev_backend *b,
+		    u32 n)
 {
 	u32 filled = 0;
 	u32 *next;
 	u32 i, k, pos;
 
-	t->size = size;
-	t->nr_backends = n;
-	t->nr_filled = 0;
-	t->reserved = 0;
-	t->digest = 0;
 	for (pos = 0; pos < size; pos++)
-		t->slot[pos] = MAGLEV_NONE;
+		slot[pos] = MAGLEV_NONE;
 
 	if (!ref_any_turns(b, n))
-		return;
+		return 0;
 
 	next = ref_alloc_next(n);
 	while (filled < size) {
@@ -59,12 +54,48 @@ void maglev_ref_fill(struct maglev_table *t, u32 size,
 						     (u64)next[i] * b[i].skip) %
 						    size);
 					next[i]++;
-				} while (t->slot[pos] != MAGLEV_NONE);
-				t->slot[pos] = (u16)i;
+				} while (slot[pos] != MAGLEV_NONE);
+				slot[pos] = (u16)i;
 				filled++;
 			}
 		}
 	}
 	free(next);
-	t->nr_filled = filled;
+	return filled;
+}
+
+u32 maglev_ref_h32(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	u32 h = 2166136261U;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619U;
+	}
+	return h;
+}
+
+u32 maglev_ref_width(u32 n)
+{
+	u32 w;
+
+	if (n <= 1)
+		return 0;
+	for (w = 1; (1ULL << w) < n; w *= 2)
+		;
+	return w;
+}
+
+u32 maglev_ref_owner(const struct maglev_table *t, u32 slot)
+{
+	u32 w = maglev_ref_width(t->nr_backends);
+	u64 bit = (u64)slot * w;
+
+	if (!t->nr_filled)
+		return MAGLEV_NONE;
+	if (!w)
+		return 0;
+	return (u32)(t->word[bit / 32] >> (bit % 32)) & (u32)((1ULL << w) - 1);
 }

@@ -16,7 +16,7 @@
 
 /**
  * maglev_ref_fill() - reference fill
- * @t: table with room for @size slots (maglev_table_bytes(@size))
+ * @slot: room for @size owners
  * @size: table size M, a prime
  * @b: backends in name order, with offset, skip and turns set (for example
  *	by maglev_prepare()); nothing else is read
@@ -26,12 +26,24 @@
  * row; on each turn it walks (offset + next * skip) % M, next = 0, 1, ...,
  * from where it stopped, and claims the first empty slot.  The fill stops
  * as soon as every slot is owned.  If no backend has turns, every slot is
- * %MAGLEV_NONE.
+ * %MAGLEV_NONE.  Does not touch @b.
  *
- * Sets @t->size, @t->nr_backends, @t->nr_filled and the slots; @t->digest
- * is set to 0 (use maglev_digest()).  Does not touch @b.
+ * Return: the number of owned slots, @size or 0.
  */
-void maglev_ref_fill(struct maglev_table *t, u32 size,
-		     const struct maglev_backend *b, u32 n);
+u32 maglev_ref_fill(u16 *slot, u32 size, const struct maglev_backend *b,
+		    u32 n);
+
+/* h32 of maglev_table.h (FNV-1a), for checking offsets and skips. */
+u32 maglev_ref_h32(const void *data, size_t len);
+
+/* The slot width of "Packed slots": smallest power of two W, 2^W >= n. */
+u32 maglev_ref_width(u32 n);
+
+/*
+ * Owner of @slot read from @t's words as "Packed slots" of maglev_table.h
+ * describes them (not with maglev_table_get()): %MAGLEV_NONE for an empty
+ * table.
+ */
+u32 maglev_ref_owner(const struct maglev_table *t, u32 slot);
 
 #endif /* _MAGLEV_REF_H */

@@ -75,7 +75,7 @@ static bool check_table(const struct mhp_state *s,
 	u32 n = svc->num_dests, size = s->tab_size, i, c;
 	struct maglev_backend *b = calloc(n ? n : 1, sizeof(*b));
 	struct mhp_dest **d = calloc(n ? n : 1, sizeof(*d));
-	struct maglev_table *ref = malloc(maglev_table_bytes(size));
+	u16 *ref = malloc((size ? size : 1) * sizeof(*ref));
 	struct mhp_list *p;
 	u32 *owned = calloc(n ? n : 1, sizeof(*owned));
 	bool ok = true;
@@ -93,7 +93,7 @@ static bool check_table(const struct mhp_state *s,
 	maglev_ref_fill(ref, size, b, n);
 	for (c = 0; c < size; c++) {
 		const struct mhp_dest *want =
-			ref->slot[c] == MAGLEV_NONE ? NULL : d[ref->slot[c]];
+			ref[c] == MAGLEV_NONE ? NULL : d[ref[c]];
 
 		if (s->lookup[c].dest != want) {
 			if (ok)
@@ -101,8 +101,8 @@ static bool check_table(const struct mhp_state *s,
 					size, n, c);
 			ok = false;
 		}
-		if (ref->slot[c] != MAGLEV_NONE)
-			owned[ref->slot[c]]++;
+		if (ref[c] != MAGLEV_NONE)
+			owned[ref[c]]++;
 	}
 	for (i = 0; i < n; i++) {
 		if ((u32)d[i]->refcnt != owned[i]) {

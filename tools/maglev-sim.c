@@ -49,9 +49,13 @@ static const char sim_help[] =
 "\n"
 "Parameters (like the module parameter table_size and the sysctl\n"
 "net.ipv4.vs.maglev_hash_key):\n"
-"  SIZE <M>                  table size, a prime in 251..5000011 (default\n"
-"                            65537).  Like table_size, it takes effect at the\n"
-"                            next rebuild, not at once.  A table gets at\n"
+"  SIZE <M>|auto             table size: auto (the default, as the kernel's)\n"
+"                            or a prime in 251..5000011.  auto sizes each\n"
+"                            table to its backends as the kernel does: the\n"
+"                            smallest size of the ladder 251, 509, 1021, ...\n"
+"                            4194301, 5000011 that is at least 100 per\n"
+"                            backend.  Like table_size, it takes effect at\n"
+"                            the next rebuild, not at once.  A table gets at\n"
 "                            least one slot per backend: with more backends\n"
 "                            than M it uses the smallest prime >= their\n"
 "                            number (STATS shows size= in use, next_size=\n"
@@ -290,7 +294,7 @@ static int sim_rebuild(struct sim *s, const struct maglev_backend *node,
 	int ret;
 
 	/* the scratch area serves the build and maglev_churn() */
-	t = malloc(maglev_table_bytes(size));
+	t = malloc(maglev_table_bytes(size, n));
 	work = malloc(maglev_work_bytes(size, max(n, s->cur_n)));
 	b = calloc(n ? n : 1, sizeof(*b));
 	if (!t || !work || !b) {
@@ -459,6 +463,10 @@ static int cmd_size(struct sim *s, int argc, char **argv)
 	u32 size;
 
 	(void)argc;
+	if (!strcmp(argv[1], "auto")) {
+		s->next_size = MAGLEV_SIZE_AUTO;
+		return 0;
+	}
 	if (parse_u32(s, argv[1], UINT32_MAX, "size", &size))
 		return -1;
 	if (maglev_check_size(size, &why))
@@ -512,7 +520,7 @@ static int cmd_owner(struct sim *s, int argc, char **argv)
 	if (slot >= s->cur->size)
 		return sim_fail(s, "slot %u out of range 0..%u", slot,
 				s->cur->size - 1);
-	print_owner(s, s->cur->slot[slot]);
+	print_owner(s, maglev_table_get(s->cur, slot));
 	return 0;
 }
 
@@ -635,12 +643,19 @@ static int cmd_show(struct sim *s, int argc, char **argv)
 
 static int cmd_stats(struct sim *s, int argc, char **argv)
 {
+	char next[16];
+
 	(void)argc;
 	(void)argv;
-	printf("size=%u next_size=%u key=%08x backends=%u filled=%u fills=%u probes=%llu\n",
-	       s->cur->size, s->next_size, maglev_key_fingerprint(&s->key),
+	if (s->next_size == MAGLEV_SIZE_AUTO)
+		snprintf(next, sizeof(next), "auto");
+	else
+		snprintf(next, sizeof(next), "%u", s->next_size);
+	printf("size=%u next_size=%s key=%08x backends=%u filled=%u fills=%u probes=%llu width=%u bytes=%zu\n",
+	       s->cur->size, next, maglev_key_fingerprint(&s->key),
 	       s->cur_n,
-	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes);
+	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes,
+	       s->cur->width, maglev_table_bytes(s->cur->size, s->cur_n));
 	return 0;
 }
 

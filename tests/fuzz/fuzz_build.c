@@ -229,20 +229,38 @@ static void fz_check_turns(const struct maglev_backend *b, u32 n,
 			  b[i].weight, g, b[i].turns);
 }
 
-static struct maglev_table *fz_table(u32 size)
+static struct maglev_table *fz_table(u32 size, u32 n)
 {
-	struct maglev_table *t = malloc(maglev_table_bytes(size));
+	struct maglev_table *t = malloc(maglev_table_bytes(size, n));
 
 	fz_assert(t, "out of memory");
 	return t;
 }
 
-/* Reference: the fill of the header's "Fill" and "Draining" paragraphs. */
-static struct maglev_table *fz_reference(const struct maglev_backend *b,
-					 const struct maglev_backend *in,
-					 u32 n, u32 size)
+static u16 *fz_slots(u32 size)
 {
-	struct maglev_table *t = fz_table(size), *alt;
+	u16 *t = malloc(size * sizeof(u16));
+
+	fz_assert(t, "out of memory");
+	return t;
+}
+
+/* The bytes of @t a build wrote: the header and the packed words. */
+static size_t fz_used_bytes(const struct maglev_table *t)
+{
+	u32 w = maglev_ref_width(t->nr_backends);
+
+	if (!t->nr_filled)
+		w = 0;
+	return sizeof(*t) +
+	       (w ? ((size_t)t->size * w + 31) / 32 : 1) * sizeof(u32);
+}
+
+/* Reference: the fill of the header's "Fill" and "Draining" paragraphs. */
+static u16 *fz_reference(const struct maglev_backend *b,
+			 const struct maglev_backend *in, u32 n, u32 size)
+{
+	u16 *t = fz_slots(size), *alt;
 	struct maglev_backend *nd;
 	bool drain = false;
 	u32 i, s;
@@ -265,11 +283,11 @@ static struct maglev_table *fz_reference(const struct maglev_backend *b,
 	err = maglev_prepare(nd, n, size, NULL);
 	fz_assert(!err, "prepare without draining failed: %d", err);
 	fz_check_turns(nd, n, size);
-	alt = fz_table(size);
+	alt = fz_slots(size);
 	maglev_ref_fill(alt, size, nd, n);
 	for (s = 0; s < size; s++)
-		if (t->slot[s] != MAGLEV_NONE && fz_draining(&b[t->slot[s]]))
-			t->slot[s] = alt->slot[s];
+		if (t[s] != MAGLEV_NONE && fz_draining(&b[t[s]]))
+			t[s] = alt[s];
 	free(alt);
 	free(nd);
 	return t;
@@ -277,7 +295,7 @@ static struct maglev_table *fz_reference(const struct maglev_backend *b,
 
 static void fz_check_table(const struct maglev_table *t,
 			   const struct maglev_backend *b, u32 n,
-			   u32 size, const struct maglev_table *ref)
+			   u32 size, const u16 *ref)
 {
 	u32 slots[FZ_MAX_BACKENDS] = { 0 };
 	u32 i, s, filled = 0;
@@ -295,12 +313,17 @@ static void fz_check_table(const struct maglev_table *t,
 			fz_assert(fz_cmp(&b[i - 1], &b[i]) < 0,
 				  "backends %u, %u out of name order", i - 1, i);
 	}
+	fz_assert(t->width == (t->nr_filled ? maglev_ref_width(n) : 0),
+		  "width %u for %u backends", t->width, n);
 	for (s = 0; s < size; s++) {
-		u32 o = t->slot[s];
+		u32 o = maglev_ref_owner(t, s);
 
-		fz_assert(o == ref->slot[s],
+		fz_assert(o == ref[s],
 			  "slot %u: owner %u, reference fill says %u", s, o,
-			  ref->slot[s]);
+			  ref[s]);
+		fz_assert(maglev_table_get(t, s) == o,
+			  "slot %u: maglev_table_get %u, packed %u", s,
+			  maglev_table_get(t, s), o);
 		if (o == MAGLEV_NONE)
 			continue;
 		fz_assert(o < n, "slot %u: owner %u of %u", s, o, n);
@@ -325,7 +348,8 @@ static void fz_check_table(const struct maglev_table *t,
 			  slots[i], b[i].turns, (unsigned long long)total,
 			  size);
 	}
-	fz_assert(t->digest == maglev_digest(ref, b, n), "digest");
+	/* The owners are the reference's: so is the digest over them. */
+	fz_assert(t->digest == maglev_digest(t, b, n), "digest");
 }
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t len);
@@ -335,7 +359,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	struct maglev_backend in_b[FZ_MAX_BACKENDS], b[FZ_MAX_BACKENDS];
 	struct maglev_backend b2[FZ_MAX_BACKENDS], nd[FZ_MAX_BACKENDS];
 	struct fz_in in = { data, len };
-	struct maglev_table *t, *t2, *ref;
+	struct maglev_table *t, *t2;
+	u16 *ref;
 	const char *why = NULL;
 	u32 size, n, i, rot;
 	bool must, drain;
@@ -371,8 +396,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	if (size > FZ_MAX_SIZE)
 		return 0;
 
-	t = fz_table(size);
-	memset(t, 0xa5, maglev_table_bytes(size));
+	t = fz_table(size, n);
+	memset(t, 0xa5, maglev_table_bytes(size, n));
 	work = malloc(maglev_work_bytes(size, n));
 	fz_assert(work, "out of memory");
 	memcpy(b, in_b, sizeof(b));
@@ -384,7 +409,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 
 		fz_assert(!must, "build refused valid input: %s", why);
 		fz_assert(why, "build failed (%d) without a reason", err);
-		for (k = 0; k < maglev_table_bytes(size); k++)
+		for (k = 0; k < maglev_table_bytes(size, n); k++)
 			fz_assert(p[k] == 0xa5, "failed build wrote byte %zu", k);
 		goto out;
 	}
@@ -405,10 +430,12 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	/* order independence: the same set rotated and reversed */
 	for (i = 0; i < n; i++)
 		b2[i] = in_b[(n - 1 - (i + rot) % n) % n];
-	t2 = fz_table(size);
+	t2 = fz_table(size, n);
 	err = maglev_build(t2, size, b2, n, work, NULL, NULL);
 	fz_assert(!err, "the same set in another order failed: %d", err);
-	fz_assert(!memcmp(t, t2, maglev_table_bytes(size)),
+	fz_assert(fz_used_bytes(t) <= maglev_table_bytes(size, n),
+		  "table overflows maglev_table_bytes()");
+	fz_assert(!memcmp(t, t2, fz_used_bytes(t)),
 		  "another order gave another table");
 	fz_assert(!maglev_churn(t, b, n, t2, b2, n, work), "churn with itself");
 	for (i = 0; i < 64; i++) {

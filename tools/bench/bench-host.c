@@ -134,7 +134,8 @@ struct point {
 	struct maglev_backend *b;	/* prepared: sorted, offset, skip */
 	struct maglev_backend *bb;	/* maglev_build()'s own copy */
 	struct maglev_table *t;
-	struct maglev_table *ref;
+	u16 *slots;			/* maglev_fill()'s output */
+	u16 *ref;
 	void *work;
 	u32 mh_size;			/* 0: mh has no size near M */
 	struct mhp_service svc;
@@ -197,8 +198,9 @@ static void point_init(struct point *p, u32 size, u32 n)
 	p->n = n;
 	p->b = xmalloc(n * sizeof(*p->b));
 	p->bb = xmalloc(n * sizeof(*p->bb));
-	p->t = xmalloc(maglev_table_bytes(size));
-	p->ref = xmalloc(maglev_table_bytes(size));
+	p->t = xmalloc(maglev_table_bytes(size, n));
+	p->slots = xmalloc(size * sizeof(u16));
+	p->ref = xmalloc(size * sizeof(u16));
 	p->work = xmalloc(maglev_work_bytes(size, n));
 	make_backends(p->b, n);
 	if (maglev_prepare(p->b, n, size, &why))
@@ -215,6 +217,7 @@ static void point_free(struct point *p)
 	free(p->b);
 	free(p->bb);
 	free(p->t);
+	free(p->slots);
 	free(p->ref);
 	free(p->work);
 	if (p->dests) {
@@ -234,7 +237,7 @@ static void run_variant(struct point *p, int v)
 
 	switch (v) {
 	case V_FILL:
-		maglev_fill(p->t, p->size, p->b, p->n, p->work, NULL);
+		maglev_fill(p->slots, p->size, p->b, p->n, p->work, NULL);
 		break;
 	case V_BUILD:
 		if (maglev_build(p->t, p->size, p->bb, p->n, p->work, NULL,
@@ -257,15 +260,17 @@ static void point_verify(struct point *p)
 	struct maglev_stats st = { 0 };
 	const char *why = NULL;
 
-	maglev_ref_fill(p->ref, p->size, p->b, p->n);
-	maglev_fill(p->t, p->size, p->b, p->n, p->work, NULL);
-	if (p->t->nr_filled != p->ref->nr_filled ||
-	    memcmp(p->t->slot, p->ref->slot, p->size * sizeof(u16)))
+	u32 s;
+
+	if (maglev_ref_fill(p->ref, p->size, p->b, p->n) !=
+	    maglev_fill(p->slots, p->size, p->b, p->n, p->work, NULL) ||
+	    memcmp(p->slots, p->ref, p->size * sizeof(u16)))
 		die("maglev_fill", "table differs from maglev_ref_fill");
 	if (maglev_build(p->t, p->size, p->bb, p->n, p->work, &st, &why))
 		die("maglev_build", why);
-	if (memcmp(p->t->slot, p->ref->slot, p->size * sizeof(u16)))
-		die("maglev_build", "table differs from maglev_ref_fill");
+	for (s = 0; s < p->size; s++)
+		if (maglev_table_get(p->t, s) != p->ref[s])
+			die("maglev_build", "table differs from maglev_ref_fill");
 }
 
 /*
@@ -311,8 +316,8 @@ static double point_time(struct point *p, struct figures *f)
 		f->lo[k] = ns[k][0];	/* sorted by median() */
 	}
 
-	maglev_fill(p->t, p->size, p->b, p->n, p->work, &st);
-	sink += p->t->slot[0];
+	maglev_fill(p->slots, p->size, p->b, p->n, p->work, &st);
+	sink += p->slots[0];
 	return (double)st.probes / p->size;
 }
 
@@ -372,7 +377,7 @@ static void bench_builds(struct figures *target)
 static u64 bench_drain_build(u32 size, u32 n)
 {
 	struct maglev_backend *b = xmalloc(n * sizeof(*b));
-	struct maglev_table *t = xmalloc(maglev_table_bytes(size));
+	struct maglev_table *t = xmalloc(maglev_table_bytes(size, n));
 	void *work = xmalloc(maglev_work_bytes(size, n));
 	const char *why = NULL;
 	u64 ns[RUNS];
@@ -435,7 +440,7 @@ static u64 lookup_pass(const struct maglev_table *t, int kind)
 		case L_LOOKUP:
 			/* a cheap 64-bit LCG stands in for the hash */
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-			sum += maglev_lookup(t, x);
+			sum += maglev_lookup(t, (u32)(x >> 32));
 			break;
 		}
 	}
@@ -462,7 +467,7 @@ static double bench_lookups(void)
 		double per[NR_L];
 
 		point_init(&p, sizes[i], TARGET_N);
-		maglev_fill(p.t, p.size, p.b, p.n, p.work, NULL);
+		run_variant(&p, V_BUILD);
 		lookup_pass(p.t, L_BOTH);
 		for (r = 0; r < LOOKUP_RUNS; r++)
 			for (k = 0; k < NR_L; k++)
@@ -547,7 +552,7 @@ static void bench_key_hash(double *old, double *new)
 	       "siphash", "siphash/old");
 
 	point_init(&p, TARGET_M, TARGET_N);
-	maglev_fill(p.t, p.size, p.b, p.n, p.work, NULL);
+	run_variant(&p, V_BUILD);
 	for (j = 0; j < nv; j++)
 		kh_pass(p.t, kh_keys[j / 2].len, j % 2);
 	/* the order of the eight variants rotates from pass to pass */

@@ -127,7 +127,7 @@ static u32 backend_name(u32 i, char *buf)
 static int inst_build(struct inst *in, const struct algo *a, u32 n, u32 skip,
 		      u32 extra, u64 *build_ns)
 {
-	u32 i, k = 0, total = n + (extra != U32_MAX);
+	u32 i, k = 0, size, total = n + (extra != U32_MAX);
 	u64 t0;
 
 	memset(in, 0, sizeof(*in));
@@ -169,18 +169,20 @@ static int inst_build(struct inst *in, const struct algo *a, u32 n, u32 skip,
 		k++;
 	}
 	in->n = k;
-	if (k > a->param) {
+	/* param 0 is the table size "auto": sized to the k backends */
+	size = maglev_fit_size(a->param, k);
+	if (k > size) {
 		free(in->b);
 		in->b = NULL;
 		return -1;
 	}
 	{
-		void *work = xcalloc(1, maglev_work_bytes(a->param, k));
+		void *work = xcalloc(1, maglev_work_bytes(size, k));
 		const char *why = NULL;
 
-		in->t = xcalloc(1, maglev_table_bytes(a->param));
+		in->t = xcalloc(1, maglev_table_bytes(size, k));
 		t0 = now_ns();
-		if (maglev_build(in->t, a->param, in->b, k, work, NULL, &why)) {
+		if (maglev_build(in->t, size, in->b, k, work, NULL, &why)) {
 			fprintf(stderr, "compare: %s\n", why ? why : "build");
 			exit(2);
 		}
@@ -215,7 +217,7 @@ static size_t inst_bytes(const struct inst *in)
 {
 	if (in->a->ring)
 		return ring_set_bytes(&in->r);
-	return maglev_table_bytes(in->a->param) + in->n * sizeof(*in->b);
+	return maglev_table_bytes(in->t->size, in->n) + in->n * sizeof(*in->b);
 }
 
 /* Busiest backend's share over 1/N: slots (Maglev) or keys (ring). */

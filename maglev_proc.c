@@ -12,33 +12,45 @@
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
+#include <linux/rculist.h>
+#include <linux/spinlock.h>
 
 #include "maglev_sched.h"
 
-void maglev_show_service(struct seq_file *seq,
-			 struct maglev_service *ms)
+/**
+ * maglev_show_service() - one service's record in /proc/net/ip_vs_maglev
+ * @seq: the file
+ * @ms: the service's state
+ *
+ * Every table field of the record (table_gen included) comes from one
+ * table, the one published when @ms->gen was read.
+ *
+ * Context: RCU read lock held; takes @ms->lock.
+ */
+void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
 	const struct maglev_table *t = &none;
 	const struct maglev_lut *lut;
-	u64 gen, table_gen;
+	u64 gen, table_gen = 0;
 	u32 i, nr = 0, flags = 0;
 
 	/*
 	 * IPVS may free the service without a grace period once done_service
 	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.
+	 * while the state is not dead.  The table is published under the
+	 * lock, so it is the one of this generation.
 	 */
 	spin_lock(&ms->lock);
 	if (!ms->dead)
 		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
-	table_gen = ms->table_gen;
 	gen = ms->gen;
-	spin_unlock(&ms->lock);
 	lut = rcu_dereference(ms->lut);
+	spin_unlock(&ms->lock);
 	if (lut) {
 		t = lut->table;
 		nr = lut->nr;
+		table_gen = lut->gen;
 	}
 	seq_printf(seq,
 		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu\n",
@@ -60,27 +72,16 @@ static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 	__acquires(RCU)
 {
 	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
-	struct maglev_service *ms;
-	loff_t n = *pos;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
-		if (n-- == 0)
-			return ms;
-	return NULL;
+	return seq_list_start_rcu(&mn->services, *pos);
 }
 
 static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
 {
 	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
-	struct maglev_service *ms = v;
-	struct list_head *next;
 
-	++*pos;
-	next = rcu_dereference(list_next_rcu(&ms->node));
-	if (next == &mn->services)
-		return NULL;
-	return list_entry(next, struct maglev_service, node);
+	return seq_list_next_rcu(v, &mn->services, pos);
 }
 
 static void maglev_seq_stop(struct seq_file *seq, void *v)
@@ -91,7 +92,7 @@ static void maglev_seq_stop(struct seq_file *seq, void *v)
 
 static int maglev_seq_show(struct seq_file *seq, void *v)
 {
-	maglev_show_service(seq, v);
+	maglev_show_service(seq, list_entry(v, struct maglev_service, node));
 	return 0;
 }
 

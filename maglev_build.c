@@ -83,25 +83,31 @@ void maglev_svc_name(char *buf, size_t len,
 
 /* Table life cycle */
 
-/*
- * Allocate @bytes for a table part, charged to the active memory cgroup,
- * and add what it really occupies to *@acct: kmalloc() (its bucket,
- * ksize()) up to a page, vmalloc() (whole pages) above, so that a large
- * table does not pay for the next power of two.  Not zeroed.  Freed with
- * kvfree().
+/**
+ * maglev_mem_alloc() - allocate a part of a table
+ * @bytes: its size
+ * @mem: the table's memory in bytes, to which this part is added
+ *
+ * Charged to the active memory cgroup, and allowed to fail (%MAGLEV_GFP):
+ * kmalloc() up to a page, vmalloc() above.  kvmalloc() would try kmalloc()
+ * first, and a kmalloc() above the largest slab cache takes the next power
+ * of two in pages: 256 KiB for the 128 KiB of 65537 slots.  *@mem grows by
+ * the size requested: @bytes from kmalloc(), the whole pages of vmalloc().
+ *
+ * Return: the memory, not zeroed, to be freed with kvfree(); or NULL.
  */
-void *maglev_mem_alloc(size_t bytes, size_t *acct)
+void *maglev_mem_alloc(size_t bytes, size_t *mem)
 {
 	void *p;
 
 	if (bytes <= PAGE_SIZE) {
-		p = kmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		p = kmalloc(bytes, MAGLEV_GFP_SMALL);
 		if (p)
-			*acct += ksize(p);
+			*mem += bytes;
 	} else {
-		p = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		p = __vmalloc(bytes, MAGLEV_GFP);
 		if (p)
-			*acct += PAGE_ALIGN(bytes);
+			*mem += PAGE_ALIGN(bytes);
 	}
 	return p;
 }
@@ -115,11 +121,10 @@ struct maglev_lut *maglev_lut_alloc(u32 nr)
 	struct maglev_lut *lut;
 	size_t be_mem = 0;
 
-	lut = kmalloc(struct_size(lut, dest, nr),
-		      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	lut = kmalloc(struct_size(lut, dest, nr), MAGLEV_GFP_SMALL);
 	if (!lut)
 		return NULL;
-	lut->mem = ksize(lut);
+	lut->mem = struct_size(lut, dest, nr);
 	lut->nr = 0;
 	lut->shared = NULL;
 	lut->table = NULL;
@@ -223,15 +228,57 @@ void maglev_queue(struct maglev_service *ms, unsigned long now,
 	}
 }
 
-/* Record a configuration change of @ms and queue its build. */
+/**
+ * maglev_changed() - record a configuration change of a service
+ * @ms: the service's state
+ *
+ * Bumps its generation and queues its build, which is charged to the
+ * memory cgroup of the calling task: the one that made the change.  That
+ * reference replaces the one of an earlier change no build consumed yet.
+ *
+ * Context: process context (an IPVS callback or a sysctl write), may be
+ * inside an RCU read-side section; takes @ms->lock.
+ */
 void maglev_changed(struct maglev_service *ms)
 {
+	struct mem_cgroup *memcg = get_mem_cgroup_from_mm(current->mm);
 	unsigned long now = jiffies;
 
 	spin_lock(&ms->lock);
 	ms->gen++;
+	swap(ms->memcg, memcg);
 	maglev_queue(ms, now, maglev_delay(now, ms->next_build));
 	spin_unlock(&ms->lock);
+	mem_cgroup_put(memcg);
+}
+
+/*
+ * The memory cgroup the next build is charged to, now owned by the caller
+ * (NULL: the build work's own, the root).  Context: takes @ms->lock.
+ */
+static struct mem_cgroup *maglev_take_memcg(struct maglev_service *ms)
+{
+	struct mem_cgroup *memcg;
+
+	spin_lock(&ms->lock);
+	memcg = ms->memcg;
+	ms->memcg = NULL;
+	spin_unlock(&ms->lock);
+	return memcg;
+}
+
+/*
+ * A build that ran out of memory gives its memory cgroup back for the
+ * retry, unless a change meanwhile brought a newer one.
+ */
+static void maglev_return_memcg(struct maglev_service *ms,
+				struct mem_cgroup *memcg)
+{
+	spin_lock(&ms->lock);
+	if (!ms->memcg)
+		swap(ms->memcg, memcg);
+	spin_unlock(&ms->lock);
+	mem_cgroup_put(memcg);
 }
 
 /* A sysctl changed the table size: rebuild the namespace's services. */
@@ -334,9 +381,14 @@ fail_unlock:
  *
  * Snapshots the destinations, sorts them by name and looks the inputs up
  * in the namespace's cache; only if no table there has them, fills a new
- * one (charged to the service's memory cgroup).  Then publishes a new
- * descriptor with the service's own destinations on that table.  On
- * failure the published table (if any) is left alone and keeps serving.
+ * one.  Then publishes a new descriptor with the service's own
+ * destinations on that table.  The memory is charged to the memory cgroup
+ * of the task whose change queued the build (maglev_changed()), and may
+ * fail rather than wake the OOM killer; the reference to that cgroup ends
+ * with the build, but for one that ran out of memory, whose retry keeps
+ * it.  A table found in the cache stays charged to the cgroup of the build
+ * that filled it.  On failure the published table (if any) is left alone
+ * and keeps serving.
  *
  * Context: the namespace's build work (maglev_cache_work()), no locks
  * held; sleeps.
@@ -345,9 +397,9 @@ fail_unlock:
 int maglev_build_table(struct maglev_service *ms)
 {
 	struct maglev_cache *c = ms->cache;
+	struct mem_cgroup *memcg, *old_memcg;
 	struct maglev_lut *lut, *old;
 	struct maglev_shared *t, *ot;
-	struct mem_cgroup *old_memcg;
 	const char *why = NULL;
 	void *work = NULL;
 	u32 size, nr = 0, onr, i;
@@ -355,14 +407,16 @@ int maglev_build_table(struct maglev_service *ms)
 	size_t be_mem;
 	int ret;
 
-	old_memcg = set_active_memcg(ms->memcg);
+	memcg = maglev_take_memcg(ms);
+	old_memcg = set_active_memcg(memcg);
 	lut = maglev_snapshot(ms, &gen, &size, &ret);
 	if (!lut) {
 		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
 		goto fail;
 	}
 	nr = lut->nr;
-	be_mem = lut->mem - ksize(lut);
+	/* The backends' bytes go to a table filled from them, or are freed. */
+	be_mem = lut->mem - struct_size(lut, dest, lut->nr);
 	lut->mem -= be_mem;
 
 	/*
@@ -386,7 +440,7 @@ int maglev_build_table(struct maglev_service *ms)
 	} else {
 		/* The scratch area serves maglev_build() and maglev_churn(). */
 		work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
-				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+				MAGLEV_GFP);
 		if (!work) {
 			ret = -ENOMEM;
 			why = "out of memory";
@@ -411,7 +465,7 @@ int maglev_build_table(struct maglev_service *ms)
 	} else {
 		if (!work)
 			work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
-					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+					MAGLEV_GFP);
 		if (!work) {
 			ret = -ENOMEM;
 			why = "out of memory";
@@ -424,6 +478,7 @@ int maglev_build_table(struct maglev_service *ms)
 	}
 	kvfree(work);
 	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 	lut->gen = gen;
 	lut->builds = old ? old->builds + 1 : 1;
 
@@ -435,7 +490,6 @@ int maglev_build_table(struct maglev_service *ms)
 	}
 	atomic_inc(&t->users);
 	rcu_assign_pointer(ms->lut, lut);
-	ms->table_gen = gen;
 	spin_unlock(&ms->lock);
 
 	if (old)
@@ -447,6 +501,10 @@ fail_lut:
 	maglev_lut_free(lut);
 fail:
 	set_active_memcg(old_memcg);
+	if (ret == -ENOMEM)
+		maglev_return_memcg(ms, memcg);
+	else
+		mem_cgroup_put(memcg);
 	if (ret == -ESHUTDOWN)
 		return ret;
 	if (ret == -ENOMEM)

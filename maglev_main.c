@@ -20,8 +20,10 @@
  *     the IPVS service's destination list (RCU), take a reference on each
  *     destination, read its weights, and note the generation;
  *  2. name the backends, allocate the new table and build it, with the
- *     memory charged to the memory cgroup of the task that created the
- *     service;
+ *     memory charged to the memory cgroup of the task that made the latest
+ *     change (held from that change until the build, never for the
+ *     service's life), and allowed to fail: never the OOM killer, the old
+ *     table keeps serving and the build is retried;
  *  3. publish it with rcu_assign_pointer() under the spinlock (never for a
  *     dead service) and free the old one after a grace period.
  *
@@ -451,8 +453,9 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
  * @svc: the service, possibly with destinations already (ipvsadm -E)
  *
  * Queues the first build at once; until it publishes, schedule() picks
- * from the service's destination list.  The tables are charged to the
- * memory cgroup of the calling task.
+ * from the service's destination list.  The first build is charged to the
+ * memory cgroup of the calling task, each later one to that of the task
+ * whose change queued it (maglev_changed()).
  *
  * Context: process context, IPVS configuration mutex held.
  * Return: 0, or -ENOMEM.

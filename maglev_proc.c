@@ -13,35 +13,46 @@
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
 #include <linux/rculist.h>
+#include <linux/spinlock.h>
 
 #include "maglev_sched.h"
 
-void maglev_show_service(struct seq_file *seq,
-			 struct maglev_service *ms)
+/**
+ * maglev_show_service() - one service's record in /proc/net/ip_vs_maglev
+ * @seq: the file
+ * @ms: the service's state
+ *
+ * Every table field of the record (table_gen included) comes from one
+ * table, the one published when @ms->gen was read.
+ *
+ * Context: RCU read lock held; takes @ms->lock.
+ */
+void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
 	const struct maglev_table *t = &none;
 	const struct maglev_shared *sh = NULL;
 	const struct maglev_lut *lut;
-	u64 gen, table_gen;
+	u64 gen, table_gen = 0;
 	u32 i, nr = 0, flags = 0, users = 0;
 	size_t mem = 0;
 
 	/*
 	 * IPVS may free the service without a grace period once done_service
 	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.
+	 * while the state is not dead.  The table is published under the
+	 * lock, so it is the one of this generation.
 	 */
 	spin_lock(&ms->lock);
 	if (!ms->dead)
 		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
-	table_gen = ms->table_gen;
 	gen = ms->gen;
-	spin_unlock(&ms->lock);
 	lut = rcu_dereference(ms->lut);
+	spin_unlock(&ms->lock);
 	if (lut) {
 		t = lut->table;
 		nr = lut->nr;
+		table_gen = lut->gen;
 		sh = lut->shared;
 		mem = lut->mem;
 	}

@@ -56,7 +56,7 @@ struct maglev_cache *maglev_cache_alloc(void)
 	struct maglev_cache *c;
 	u32 i;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return NULL;
 	refcount_set(&c->ref, 1);
@@ -205,10 +205,10 @@ struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
 	struct maglev_shared *t;
 	u64 t0;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	t = kzalloc(sizeof(*t), MAGLEV_GFP_SMALL);
 	if (!t)
 		goto nomem;
-	t->mem = ksize(t);
+	t->mem = sizeof(*t);
 	t->table = maglev_mem_alloc(maglev_table_bytes(size, nr), &t->mem);
 	if (!t->table)
 		goto nomem;

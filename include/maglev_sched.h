@@ -16,6 +16,7 @@
 #include <linux/rcupdate.h>
 #include <linux/workqueue.h>
 #include <linux/siphash.h>
+#include <linux/gfp.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/ip_vs.h>
@@ -29,6 +30,18 @@
 
 /* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
 #define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_NAME_MAX)
+
+/*
+ * Build allocations may fail: the old table keeps serving and the build is
+ * retried.  None may wake the OOM killer, the global one or a memory
+ * cgroup's (try_charge_memcg() gives up on __GFP_NORETRY and
+ * __GFP_RETRY_MAYFAIL before mem_cgroup_oom()).  kmalloc() up to a page
+ * takes __GFP_NORETRY; vmalloc() and kvmalloc(), whose vmalloc fallback
+ * does not honour __GFP_NORETRY, take __GFP_RETRY_MAYFAIL.
+ */
+#define MAGLEV_GFP_SMALL	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+#define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+				 __GFP_NOWARN)
 
 /* Retry delays of a build that ran out of memory. */
 #define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
@@ -167,8 +180,9 @@ struct maglev_shared {
  * @nr: number of destinations (backends)
  * @churn: slots whose owner changed against the previous table
  * @builds: tables published for the service, this one included
- * @gen: generation of the configuration snapshot it was built from
- * @mem: bytes allocated for this descriptor and its destination array
+ * @gen: generation (maglev_service.gen) of the configuration snapshot it
+ *	was built from
+ * @mem: bytes requested for this descriptor and its destination array
  * @shared: the shared table, one reference; NULL before the build found
  *	or filled one, and then @table and @be are this descriptor's own
  * @table: the slot table (@shared's); entries index @dest and @be
@@ -200,10 +214,9 @@ struct maglev_lut {
  *	/proc under @lock while not @dead
  * @lut: the published table, or NULL before the first build; written by
  *	the build work under @lock, read under RCU
- * @lock: protects @gen, @table_gen, @dead, @retry, @next_build, @due and
+ * @lock: protects @gen, @dead, @retry, @next_build, @due, @memcg and
  *	publishing, and keeps @svc alive while not @dead
- * @gen: configuration changes seen
- * @table_gen: @gen of the snapshot the published table was built from
+ * @gen: configuration changes seen (the published table's is @lut->gen)
  * @dead: set by done_service; no build is queued or published after it
  * @ref: one for the IPVS service, one for each queued build work
  * @work: the build work
@@ -213,7 +226,9 @@ struct maglev_lut {
  * @due: jiffies at which the queued work runs (valid while it is queued)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
- * @memcg: memory cgroup the service's tables are charged to (may be NULL)
+ * @memcg: memory cgroup of the task that made the latest change, which the
+ *	next build is charged to; NULL once a build took it (a build that ran
+ *	out of memory gives it back for its retry)
  * @cache: the namespace's table cache and build queue (one reference)
  * @ready_node: entry in @cache's ready list while a build is due
  *	(maglev_cache.lock); holds a reference of @ref
@@ -227,7 +242,6 @@ struct maglev_service {
 	struct maglev_lut __rcu *lut;
 	spinlock_t lock;	/* see above */
 	u64 gen;
-	u64 table_gen;
 	bool dead;
 	refcount_t ref;
 	struct delayed_work work;
@@ -255,7 +269,7 @@ static inline struct maglev_net *maglev_pernet(struct net *net)
 int maglev_addr_name(char *buf, size_t len, int af,
 		     const union nf_inet_addr *addr, __be16 port);
 void maglev_svc_name(char *buf, size_t len, const struct ip_vs_service *svc);
-void *maglev_mem_alloc(size_t bytes, size_t *acct);
+void *maglev_mem_alloc(size_t bytes, size_t *mem);
 struct maglev_lut *maglev_lut_alloc(u32 nr);
 void maglev_lut_free(struct maglev_lut *lut);
 void maglev_put(struct maglev_service *ms);

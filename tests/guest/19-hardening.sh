@@ -13,9 +13,9 @@
 #    read neither the sysctl nor the parameter, nor write the key; a user
 #    namespace owning a new network namespace sees and sets only its own
 #    namespace's values; /proc/net/ip_vs_maglev shows only fingerprints.
-# d. Memory is charged: a service created from a child memory cgroup with
-#    table size 5000011 raises that cgroup's memory.current by at least the
-#    table's memory ("mem" in /proc), which goes again after the deletion.
+# d. Memory is charged: a service created (and changed) from a child
+#    memory cgroup with table size 5000011 raises that cgroup's
+#    memory.current by at least the table's memory ("mem" in /proc), which goes again after the deletion.
 # e. Bounded concurrency: the workqueue's max_active is 4 (WQ_SYSFS).
 # guest-timeout: 300
 # debug-kernel: yes

@@ -1,0 +1,163 @@
+#!/bin/sh
+# Guest test 20: builds under a memory cgroup (cgroup v2).
+# a. A build that does not fit fails, it does not OOM-kill: a service with
+#    three servers at maglev_table_size 5000011 is made from a cgroup whose
+#    memory.max then leaves 2 MiB, less than the next table (10 MB) and its
+#    scratch area; a task waits in that cgroup. Adding a fourth server from
+#    there must count alloc_fail, kill nothing (memory.events oom and
+#    oom_kill stay 0, the task lives, the kernel log has no OOM report), and
+#    the old table keeps serving: same digest, and new flows go to the
+#    owners maglev-sim gives for the three servers. With room again, the
+#    retry publishes the four-server table.
+# b. A build is charged to the task that made the change, and the service
+#    does not pin the cgroup of the one that created it: a service made
+#    from cgroup "creator" gets a server from cgroup "changer", whose
+#    memory.current grows by the table's "mem", while the creator's drops by
+#    the old table's; after rmdir of the creator's cgroup its memcg is
+#    released (cgroup.stat nr_dying_descendants of the root returns to what
+#    it was), with the service still there.
+# guest-timeout: 240
+. "${0%/*}/lib.sh"
+
+CATCHUP_TIMEOUT=60
+V=$VIP4
+S="UDP $V:80"
+CG=/sys/fs/cgroup
+
+# in_cg CGROUP CMD...: run CMD as a task of CGROUP.
+in_cg() {
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	sh -c 'echo $$ >"$1/cgroup.procs" || exit 1; shift; exec "$@"' sh "$@"
+}
+
+# cg_event CGROUP NAME: the counter NAME of CGROUP's memory.events.
+cg_event() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1/memory.events"
+}
+
+# dying: nr_dying_descendants of the root cgroup.
+dying() {
+	awk '$1 == "nr_dying_descendants" { print $2 }' $CG/cgroup.stat
+}
+
+# oom_reports: OOM reports in the kernel log so far.
+oom_reports() {
+	dmesg | grep -ciE 'out of memory|oom-kill|invoked oom-killer'
+}
+
+if ! grep -q ' cgroup2 ' /proc/mounts; then
+	mkdir -p $CG
+	mount -t cgroup2 none $CG || fail "mount cgroup2"
+fi
+echo +memory >$CG/cgroup.subtree_control || fail "enable the memory controller"
+
+setup_net 4
+warm_up
+echo 5000011 >$SYSCTL/maglev_table_size || fail "maglev_table_size 5000011"
+
+# --- a. a build that does not fit fails without an OOM kill ---------------------
+mkdir $CG/tight
+run in_cg $CG/tight ipvsadm -A -u $V:80 -s maglev -b flag-2
+: >"$T/sim3"
+for i in 1 2 3; do
+	run in_cg $CG/tight ipvsadm -a -u $V:80 -r "10.1.$i.1:80" -m -w 1
+	echo "ADD_NODE 10.1.$i.1:80 1" >>"$T/sim3"
+done
+wait_caught_up
+d0=$(svc_field "$S" digest)
+a0=$(svc_field "$S" alloc_fail)
+expect_eq "$S: three servers at 5000011 slots" \
+	"$(svc_field "$S" dests) $(svc_field "$S" size)" "3 5000011"
+ADDRS=$(client_addrs 4 20)
+# shellcheck disable=SC2086 # one address a word
+flows $V 80 1000 10 $ADDRS >"$T/f1"
+predict "$T/f1" "$T/sim3" 1 >"$T/p1"
+compare_choices "$S before the change" "$T/f1" "$T/p1" $V 80
+
+in_cg $CG/tight sleep 600 &
+victim=$!
+sleep 0.2
+oom0=$(oom_reports)
+cur=$(cat $CG/tight/memory.current)
+echo $((cur + 2 * 1048576)) >$CG/tight/memory.max || fail "set memory.max"
+echo "RESULT: cgroup tight: memory.current $cur, memory.max $(cat $CG/tight/memory.max), table mem $(svc_field "$S" mem)"
+run in_cg $CG/tight ipvsadm -a -u $V:80 -r 10.1.4.1:80 -m -w 1
+n=200
+while [ $n -gt 0 ] && [ "$(svc_field_now "$S" alloc_fail)" = "$a0" ]; do
+	sleep 0.05
+	n=$((n - 1))
+done
+a1=$(svc_field_now "$S" alloc_fail)
+if [ "$a1" -gt "$a0" ]; then
+	pass "$S: the build that does not fit fails (alloc_fail $a0 -> $a1)"
+else
+	fail "$S: no failed build counted (alloc_fail $a0 -> $a1)"
+fi
+expect_eq "cgroup tight: memory.events oom" "$(cg_event $CG/tight oom)" 0
+expect_eq "cgroup tight: memory.events oom_kill" \
+	"$(cg_event $CG/tight oom_kill)" 0
+check "the task in cgroup tight lives" kill -0 $victim
+expect_eq "no OOM report in the kernel log" "$(oom_reports)" "$oom0"
+expect_eq "$S: the old table serves (digest)" "$(svc_field_now "$S" digest)" "$d0"
+expect_eq "$S: the old table serves (dests, pending)" \
+	"$(svc_field_now "$S" dests) $(svc_field_now "$S" pending)" "3 1"
+# shellcheck disable=SC2086 # one address a word
+NOWAIT=1 flows $V 80 2000 10 $ADDRS >"$T/f2"
+predict "$T/f2" "$T/sim3" 1 >"$T/p2"
+compare_choices "$S while the build fails" "$T/f2" "$T/p2" $V 80
+
+echo max >$CG/tight/memory.max
+wait_caught_up
+expect_eq "$S: with room again the retry publishes four servers" \
+	"$(svc_field "$S" dests)" 4
+kill $victim 2>/dev/null
+wait $victim 2>/dev/null
+run ipvsadm -D -u $V:80
+
+# --- b. charged to the changer, the creator's cgroup not pinned -------------------
+B="UDP 10.0.0.2:80"
+mkdir $CG/creator $CG/changer
+dy0=$(dying)
+run in_cg $CG/creator ipvsadm -A -u 10.0.0.2:80 -s maglev
+run in_cg $CG/creator ipvsadm -a -u 10.0.0.2:80 -r 10.1.1.1:80 -m
+wait_caught_up
+sleep 1
+k1=$(cat $CG/creator/memory.current)
+c0=$(cat $CG/changer/memory.current)
+run in_cg $CG/changer ipvsadm -a -u 10.0.0.2:80 -r 10.1.2.1:80 -m
+wait_caught_up
+expect_eq "$B: two servers" "$(svc_field "$B" dests)" 2
+mem=$(svc_field "$B" mem)
+sleep 1
+c1=$(cat $CG/changer/memory.current)
+k2=$(cat $CG/creator/memory.current)
+echo "RESULT: changer memory.current $c0 -> $c1, creator $k1 -> $k2, table mem $mem"
+if [ "${mem:-0}" -ge 5000011 ] && [ $((c1 - c0)) -ge "$mem" ]; then
+	pass "$B: the build is charged to the changer's cgroup (+$((c1 - c0)), mem $mem)"
+else
+	fail "$B: the build is not charged to the changer's cgroup (+$((c1 - c0)), mem $mem)"
+fi
+if [ $((k1 - k2)) -ge $((${mem:-0} / 2)) ]; then
+	pass "$B: the creator's cgroup lost the old table's charge ($k1 -> $k2)"
+else
+	fail "$B: the creator's cgroup still holds a table ($k1 -> $k2)"
+fi
+check "rmdir of the creator's cgroup" rmdir $CG/creator
+n=200
+while [ $n -gt 0 ] && [ "$(dying)" -gt "$dy0" ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+echo "RESULT: nr_dying_descendants $dy0 before, $(dying) after the rmdir"
+if [ "$(dying)" -le "$dy0" ]; then
+	pass "the creator's memory cgroup is released while its service lives"
+else
+	fail "the creator's memory cgroup stays dying (pinned) while its service lives"
+fi
+check "$B: the service is still there" svc_listed "$B"
+run ipvsadm -C
+rmdir $CG/changer $CG/tight
+echo 65537 >$SYSCTL/maglev_table_size
+
+cleanup_net
+finish

@@ -557,6 +557,113 @@ static void maglev_mem_test(struct kunit *test)
 	kvfree(p);
 }
 
+/* ------------------------------------------------------------------ */
+
+/* Backends "10.0.0.1:80".. with weights @w (0 with a drain weight @dw). */
+static struct maglev_backend *test_backends(struct kunit *test, u32 n,
+					    const u32 *w, const u32 *dw)
+{
+	struct maglev_backend *be = kvcalloc(n, sizeof(*be), GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, be);
+	/* Made in reverse name order: the cache sorts them. */
+	for (i = 0; i < n; i++) {
+		be[i].name_len = scnprintf(be[i].name, sizeof(be[i].name),
+					   "10.0.0.%u:80", n - i);
+		be[i].weight = w[n - 1 - i];
+		be[i].drain_weight = dw ? dw[n - 1 - i] : 0;
+	}
+	maglev_sort_backends(be, n);
+	return be;
+}
+
+/*
+ * maglev_cache_find() answers with the table of exactly the same inputs
+ * (size, names, weights, drain weights), never one that only has the
+ * same hash; maglev_shared_put() unlinks and frees the last reference's.
+ */
+static void maglev_cache_test(struct kunit *test)
+{
+	static const u32 w1[] = { 1, 1, 1 }, w2[] = { 1, 2, 1 };
+	static const u32 w0[] = { 1, 0, 1 }, d3[] = { 0, 3, 0 };
+	static const u32 d4[] = { 0, 4, 0 };
+	struct maglev_cache *c = maglev_cache_alloc();
+	struct maglev_backend *be, *q;
+	struct maglev_shared *t, *u;
+	const char *why = NULL;
+	void *work;
+	u64 h;
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	work = kvmalloc(maglev_work_bytes(251, 3), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, work);
+
+	be = test_backends(test, 3, w1, NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(be[0].name, "10.0.0.1:80", 11), 0);
+	h = maglev_inputs_hash(251, be, 3);
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, be, 3, h));
+	t = maglev_shared_fill(c, 251, be, 3, 3 * sizeof(*be), h, work,
+			       &why, &err);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_EXPECT_EQ(test, c->fills, 1ULL);
+	KUNIT_EXPECT_EQ(test, c->tables, 1U);
+	KUNIT_EXPECT_EQ(test, c->mem, t->mem);
+	KUNIT_EXPECT_EQ(test, t->id, 1ULL);
+	KUNIT_EXPECT_EQ(test, t->table->nr_filled, 251U);
+
+	/* The same inputs, made anew: the same table, one more reference. */
+	q = test_backends(test, 3, w1, NULL);
+	u = maglev_cache_find(c, 251, q, 3, maglev_inputs_hash(251, q, 3));
+	KUNIT_EXPECT_PTR_EQ(test, u, t);
+	KUNIT_EXPECT_EQ(test, refcount_read(&t->ref), 2U);
+	KUNIT_EXPECT_EQ(test, c->found, 1ULL);
+	if (u)
+		maglev_shared_put(u);
+	/* Another size, another weight: none, even under the same hash. */
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 509, q, 3, h));
+	kvfree(q);
+	q = test_backends(test, 3, w2, NULL);
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, q, 3, h));
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, q, 3,
+						  maglev_inputs_hash(251, q, 3)));
+	kvfree(q);
+	/* Drained with another drain weight: another table. */
+	q = test_backends(test, 3, w0, d3);
+	u = maglev_shared_fill(c, 251, q, 3, 3 * sizeof(*q),
+			       maglev_inputs_hash(251, q, 3), work, &why, &err);
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	q = test_backends(test, 3, w0, d4);
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, q, 3,
+						  maglev_inputs_hash(251, q, 3)));
+	KUNIT_EXPECT_NE(test, maglev_inputs_hash(251, q, 3),
+			maglev_inputs_hash(251, u->be, 3));
+	kvfree(q);
+	/* One name fewer is another input too. */
+	q = test_backends(test, 2, w1, NULL);
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, q, 2,
+						  maglev_inputs_hash(251, q, 2)));
+	kvfree(q);
+	KUNIT_EXPECT_EQ(test, c->tables, 2U);
+	KUNIT_EXPECT_EQ(test, c->fills, 2ULL);
+
+	/* The last references unlink and free; the cache goes last. */
+	refcount_inc(&c->ref);
+	maglev_shared_put(u);
+	KUNIT_EXPECT_EQ(test, c->tables, 1U);
+	maglev_shared_put(t);
+	KUNIT_EXPECT_EQ(test, c->tables, 0U);
+	KUNIT_EXPECT_EQ(test, c->mem, (size_t)0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), 2U);
+	be = test_backends(test, 3, w1, NULL);
+	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, be, 3, h));
+	kvfree(be);
+	kvfree(work);
+	maglev_cache_put(c);
+	maglev_cache_put(c);
+}
+
 static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
 	KUNIT_CASE(maglev_svc_name_test),
@@ -569,6 +676,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_fallback_test),
 	KUNIT_CASE(maglev_show_one_table_test),
 	KUNIT_CASE(maglev_mem_test),
+	KUNIT_CASE(maglev_cache_test),
 	{}
 };
 

@@ -61,7 +61,7 @@ static const char fl_help[] =
 enum fl_field {
 	F_SIZE, F_KEY, F_SEED, F_FLAGS, F_DESTS, F_BUILDS, F_CHURN, F_BUILD_NS,
 	F_ALLOC_FAIL, F_BUILD_FAIL, F_DIGEST, F_PENDING, F_GEN, F_TABLE_GEN,
-	F_MEM, F_NR
+	F_MEM, F_TABLE, F_SHARED, F_TABLE_MEM, F_NR
 };
 
 enum fl_kind { K_DEC, K_HEX8, K_HEX16, K_FLAGS };
@@ -85,6 +85,20 @@ static const struct {
 	[F_GEN]		= { "gen",		K_DEC },
 	[F_TABLE_GEN]	= { "table_gen",	K_DEC },
 	[F_MEM]		= { "mem",		K_DEC },
+	[F_TABLE]	= { "table",		K_DEC },
+	[F_SHARED]	= { "shared",		K_DEC },
+	[F_TABLE_MEM]	= { "table_mem",	K_DEC },
+};
+
+/* namespace line fields (optional line, before the services) */
+enum fl_nfield { N_SERVICES, N_TABLES, N_FILLS, N_FOUND, N_MEM, N_NR };
+
+static const char *const fl_nfields[N_NR] = {
+	[N_SERVICES]	= "services",
+	[N_TABLES]	= "tables",
+	[N_FILLS]	= "fills",
+	[N_FOUND]	= "found",
+	[N_MEM]		= "mem",
 };
 
 struct fl_dest {
@@ -106,6 +120,9 @@ struct fl_lb {
 	const char *label, *path;
 	struct fl_svc *svc;
 	size_t nr_svc;
+	uint64_t ns[N_NR];		/* the namespace line's values */
+	unsigned int ns_have;		/* bit per enum fl_nfield */
+	unsigned long ns_line;
 };
 
 static void *fl_realloc(void *p, size_t n, size_t size)
@@ -322,6 +339,33 @@ static void fl_dest_line(struct fl_lb *lb, unsigned long ln, char **tok,
 	d->slots = k;
 }
 
+/* "namespace services S tables T fills F found H mem B" */
+static void fl_namespace_line(struct fl_lb *lb, unsigned long ln, char **tok,
+			      int n)
+{
+	int i, f;
+
+	if (lb->ns_line)
+		fl_bad(lb, ln, "namespace line twice (line %lu)", lb->ns_line);
+	if (lb->nr_svc)
+		fl_bad(lb, ln, "namespace line after a service line");
+	if ((n - 1) % 2)
+		fl_bad(lb, ln, "'%s' has no value", tok[n - 1]);
+	lb->ns_line = ln;
+	for (i = 1; i < n; i += 2) {
+		for (f = 0; f < N_NR; f++)
+			if (!strcmp(tok[i], fl_nfields[f]))
+				break;
+		if (f == N_NR)
+			continue;	/* a field added later: not ours */
+		if (lb->ns_have & 1u << f)
+			fl_bad(lb, ln, "'%s' given twice", tok[i]);
+		if (fl_parse_dec(tok[i + 1], &lb->ns[f]))
+			fl_bad(lb, ln, "bad %s '%s'", tok[i], tok[i + 1]);
+		lb->ns_have |= 1u << f;
+	}
+}
+
 static void fl_read(struct fl_lb *lb)
 {
 	static const char ws[] = " \t\r\n";
@@ -357,8 +401,10 @@ static void fl_read(struct fl_lb *lb)
 			fl_service_line(lb, ln, tok, n);
 		else if (!strcmp(tok[0], "dest"))
 			fl_dest_line(lb, ln, tok, n);
+		else if (!strcmp(tok[0], "namespace"))
+			fl_namespace_line(lb, ln, tok, n);
 		else
-			fl_bad(lb, ln, "neither a service nor a dest line: '%.40s'",
+			fl_bad(lb, ln, "neither a namespace, service nor dest line: '%.40s'",
 			       tok[0]);
 	}
 	if (ferror(f)) {
@@ -835,7 +881,25 @@ static const struct {
 	{ F_TABLE_GEN, "ip_vs_maglev_table_generation", "gauge",
 	  "The configuration generation the table in use was built from (table_gen)." },
 	{ F_MEM, "ip_vs_maglev_table_memory_bytes", "gauge",
-	  "Bytes the table in use occupies as allocated." },
+	  "Bytes the service's table in use occupies as allocated: its own destinations, plus its share of a table shared with other services (table_mem / shared)." },
+	{ F_SHARED, "ip_vs_maglev_table_shared_services", "gauge",
+	  "Services of the namespace whose table in use is this service's (1: not shared)." },
+	{ F_TABLE_MEM, "ip_vs_maglev_shared_table_memory_bytes", "gauge",
+	  "Bytes of the (possibly shared) table in use, counted once for all its services." },
+};
+
+static const struct {
+	enum fl_nfield f;
+	const char *name, *type, *help;
+} fl_nmetrics[] = {
+	{ N_TABLES, "ip_vs_maglev_tables", "gauge",
+	  "Distinct tables of the namespace, each shared by the services with the same inputs." },
+	{ N_FILLS, "ip_vs_maglev_table_fills_total", "counter",
+	  "Tables filled (real table builds) in the namespace." },
+	{ N_FOUND, "ip_vs_maglev_table_found_total", "counter",
+	  "Builds that found an identical table to share instead of filling one." },
+	{ N_MEM, "ip_vs_maglev_memory_bytes", "gauge",
+	  "Bytes of all the namespace's maglev tables, each shared table counted once." },
 };
 
 static int fl_prom(int argc, char **argv)
@@ -854,6 +918,14 @@ static int fl_prom(int argc, char **argv)
 	fl_family("ip_vs_maglev_services", "gauge",
 		  "maglev services listed in /proc/net/ip_vs_maglev.");
 	printf("ip_vs_maglev_services %zu\n", lb.nr_svc);
+	for (m = 0; m < sizeof(fl_nmetrics) / sizeof(fl_nmetrics[0]); m++) {
+		if (!(lb.ns_have & 1u << fl_nmetrics[m].f))
+			continue;
+		fl_family(fl_nmetrics[m].name, fl_nmetrics[m].type,
+			  fl_nmetrics[m].help);
+		printf("%s %" PRIu64 "\n", fl_nmetrics[m].name,
+		       lb.ns[fl_nmetrics[m].f]);
+	}
 	for (m = 0; m < sizeof(fl_metrics) / sizeof(fl_metrics[0]); m++) {
 		fl_family(fl_metrics[m].name, fl_metrics[m].type,
 			  fl_metrics[m].help);

@@ -16,30 +16,47 @@ SVC_FIELDS = {
     "ip_vs_maglev_config_generation": "gen",
     "ip_vs_maglev_table_generation": "table_gen",
     "ip_vs_maglev_table_memory_bytes": "mem",
+    "ip_vs_maglev_table_shared_services": "shared",
+    "ip_vs_maglev_shared_table_memory_bytes": "table_mem",
+}
+NS_FIELDS = {
+    "ip_vs_maglev_tables": "tables",
+    "ip_vs_maglev_table_fills_total": "fills",
+    "ip_vs_maglev_table_found_total": "found",
+    "ip_vs_maglev_memory_bytes": "mem",
 }
 
-svc, dest = {}, {}
+svc, dest, ns = {}, {}, {}
 cur = None
 for line in open(sys.argv[1]):
     w = line.split()
     if not w or w[0].startswith("#"):
         continue
-    if w[0] == "service":
+    if w[0] == "namespace":
+        ns = dict(zip(w[1::2], w[2::2]))
+    elif w[0] == "service":
         cur = w[1] + " " + w[2]
         svc[cur] = dict(zip(w[3::2], w[4::2]))
-    else:
+    elif w[0] == "dest":
         dest[(cur, w[1])] = dict(zip(w[2::2], w[3::2]))
+    else:
+        raise AssertionError("unexpected line %r" % (line,))
 
 fams = list(text_string_to_metric_families(sys.stdin.read()))
 names = [f.name for f in fams]
 assert len(names) == len(set(names)), "a family twice"
 n = 0
+samples = set()
 for f in fams:
     for s in f.samples:
         n += 1
+        samples.add(s.name)
         lab = s.labels
         if s.name == "ip_vs_maglev_services":
             assert s.value == len(svc), s
+            continue
+        if s.name in NS_FIELDS:
+            assert s.value == int(ns[NS_FIELDS[s.name]]), s
             continue
         fields = svc[lab["service"]]
         if s.name in SVC_FIELDS:
@@ -61,4 +78,7 @@ for f in fams:
 for name, fields in svc.items():
     total = sum(int(d["slots"]) for (sv, _), d in dest.items() if sv == name)
     assert total in (0, int(fields["size"])), (name, total)
+for metric, f in NS_FIELDS.items():
+    if f in ns:
+        assert metric in samples, ("namespace field not exported", f)
 print("%d families, %d samples" % (len(fams), n))

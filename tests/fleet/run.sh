@@ -195,7 +195,7 @@ cat "$D/12/setup.lb1" "$D/12/setup.lb1" >"$TMP/twice"
 bad "a service twice" "maglev-fleet: $TMP/twice:11: service TCP 10.0.0.1:80 listed twice (line 1)" check "$TMP/twice"
 { echo '# collected from lb1'; echo; echo 'servce TCP 10.0.0.1:80'; } >"$TMP/typo"
 bad "an unknown line kind, after a comment and a blank line" \
-	"maglev-fleet: $TMP/typo:3: neither a service nor a dest line: 'servce'" check "$TMP/typo"
+	"maglev-fleet: $TMP/typo:3: neither a namespace, service nor dest line: 'servce'" check "$TMP/typo"
 sed '1s/ seed 0 / seed 0 key 00000000 /' "$D/12/setup.lb1" >"$TMP/both"
 bad "both seed and key" "maglev-fleet: $TMP/both:1: both key and seed" check "$TMP/both"
 sed '1s/TCP 10.0.0.1:80/TCP 10.0.0.300:80/' "$D/12/setup.lb1" >"$TMP/vip"
@@ -203,6 +203,29 @@ bad "a bad VIP" "maglev-fleet: $TMP/vip:1: bad service 'TCP 10.0.0.300:80' (PROT
 printf 'service TCP 10.0.0.1:80 size\n' >"$TMP/odd"
 bad "a field without its value" "maglev-fleet: $TMP/odd:1: 'size' has no value" check "$TMP/odd"
 bad "prom with two files" "maglev-fleet prom: one FILE at most" prom "$D/12/setup.lb1" "$D/12/setup.lb2"
+
+# The shared-table format: a namespace line first, and "table", "shared"
+# and "table_mem" at the end of the service lines. The table ids are each
+# LB's own: check does not compare them.
+shared_fmt() {
+	awk -v id="$2" 'NR == 1 { print "namespace services 4 tables 2 fills 7 found 3 mem 9000" }
+		$1 == "service" { $0 = $0 " table " id++ " shared 2 table_mem 700" }
+		{ print }' "$1"
+}
+shared_fmt "$D/12/setup.lb1" 1 >"$TMP/sh.lb1"
+shared_fmt "$D/12/setup.lb2" 40 >"$TMP/sh.lb2"
+fleet check "$TMP/sh.lb1" "$TMP/sh.lb2"
+if [ "$rc" = 0 ] && grep -q '^OK: ' "$TMP/out"; then
+	pass "check: the shared-table format agrees, table ids not compared"
+else
+	fail "check: shared-table format: exit $rc: $(head -n 3 "$TMP/out" "$TMP/err")"
+fi
+{ head -n 1 "$TMP/sh.lb1"; cat "$TMP/sh.lb1"; } >"$TMP/ns2"
+bad "a namespace line twice" "maglev-fleet: $TMP/ns2:2: namespace line twice (line 1)" check "$TMP/ns2"
+{ sed 1d "$TMP/sh.lb1"; head -n 1 "$TMP/sh.lb1"; } >"$TMP/nsl"
+bad "a namespace line after the services" "maglev-fleet: $TMP/nsl:$(wc -l <"$TMP/sh.lb1"): namespace line after a service line" check "$TMP/nsl"
+sed '1s/ fills 7 / fills x /' "$TMP/sh.lb1" >"$TMP/nsb"
+bad "a bad namespace value" "maglev-fleet: $TMP/nsb:1: bad fills 'x'" check "$TMP/nsb"
 
 echo "== maglev-fleet prom"
 PY=
@@ -216,7 +239,7 @@ done
 # scripts/lib.sh); without it the parser's checks fail rather than vanish.
 [ -n "$PY" ] ||
 	fail "prom: python3's prometheus_client is missing (apt-get install python3-prometheus-client)"
-for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D/readme-demo.txt" "$TMP/key.lb1"; do
+for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1"; do
 	[ -f "$f" ] || continue
 	n=${f#"$D"/}
 	fleet prom "$f"
@@ -242,6 +265,14 @@ if grep -qxF 'ip_vs_maglev_table_info{service="TCP 10.0.0.1:80",digest="c5d9d97c
 	pass "prom: table_info carries digest and key"
 else
 	fail "prom: no table_info line for port 80"
+fi
+fleet prom "$TMP/sh.lb1"
+if grep -qx 'ip_vs_maglev_table_fills_total 7' "$TMP/out" &&
+   grep -qx 'ip_vs_maglev_memory_bytes 9000' "$TMP/out" &&
+   grep -q '^ip_vs_maglev_table_shared_services{service="TCP 10.0.0.1:80"} 2$' "$TMP/out"; then
+	pass "prom: the namespace's fills and memory, each service's sharing"
+else
+	fail "prom: shared-table format: $(grep -c . "$TMP/out") lines"
 fi
 fleet prom "$TMP/key.lb1"
 if grep -q '^ip_vs_maglev_table_info{service="TCP 10.0.0.1:80",digest="[0-9a-f]\{16\}",key="5eed0001"} 1$' "$TMP/out"; then

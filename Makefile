@@ -23,7 +23,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-guest bench-sync \
+.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-guest bench-sync bench-scale \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -124,6 +124,12 @@ compare:
 bench-guest:
 	scripts/bench-guest.sh
 
+# A kube-proxy-like set at scale (BENCH_SERVICES virtual services, 4000)
+# in one QEMU boot: memory per service against rr and mh, and the time and
+# table builds of one endpoint removed from every group at once.
+bench-scale:
+	scripts/bench-scale.sh
+
 # IPVS connection sync in a three-LB fleet: guest test 18 on the test
 # kernel; prints broken connections with and without sync and the sync
 # traffic and CPU per connection (docs/fleet.md).
@@ -182,6 +188,7 @@ help:
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
 	@echo '  make bench-sync IPVS connection sync in a 3-LB fleet in QEMU: broken connections'
 	@echo '                  with and without sync, sync traffic and CPU per connection'
+	@echo '  make bench-scale kube-proxy-like set (4000 services): memory vs rr and mh, mass change, in QEMU'
 	@echo '  make fuzz       libFuzzer targets, FUZZ_SECONDS (300) each'
 	@echo '  make stress     stress guest tests, STRESS_SECONDS (600) each, default and debug kernels'
 	@echo '  make help       this list'

@@ -13,19 +13,35 @@
  * upd_dest, done_service) run under IPVS's configuration mutex.  They only
  * record that the configuration changed (the service's generation "gen"
  * goes up) and queue the service's build work; they allocate nothing that
- * can fail after IPVS committed the change.  The build runs in that work
- * item, without IPVS's mutex or any lock a reader takes:
+ * can fail after IPVS committed the change.  When that work finds the
+ * build due, the service joins its namespace's ready list, and the
+ * namespace's one build work (maglev_share.c) builds its due services one
+ * at a time, without IPVS's mutex or any lock a reader takes:
  *
  *  1. under the service's spinlock, while the service is not dead, walk
  *     the IPVS service's destination list (RCU), take a reference on each
  *     destination, read its weights, and note the generation;
- *  2. name the backends, allocate the new table and build it, with the
- *     memory charged to the memory cgroup of the task that made the latest
- *     change (held from that change until the build, never for the
- *     service's life), and allowed to fail: never the OOM killer, the old
- *     table keeps serving and the build is retried;
- *  3. publish it with rcu_assign_pointer() under the spinlock (never for a
- *     dead service) and free the old one after a grace period.
+ *  2. name the backends and sort them; look the inputs (size, names,
+ *     weights, drain weights) up in the namespace's table cache, and only
+ *     if no table there has exactly these, allocate a new table and fill
+ *     it, with the memory charged to the memory cgroup of the task that
+ *     made the latest change (held from that change until the build, never
+ *     for the service's life), and allowed to fail: never the OOM killer,
+ *     the old table keeps serving and the build is retried;
+ *  3. publish the service's own descriptor (its destination references in
+ *     the table's backend order, and a reference on the shared table) with
+ *     rcu_assign_pointer() under the spinlock (never for a dead service)
+ *     and free the old one after a grace period.
+ *
+ * Sharing.  Services of a namespace with the same inputs share one
+ * immutable table; each keeps its own destinations, since an ip_vs_dest
+ * belongs to one service.  The lookup reads the table and the destination
+ * from the service's descriptor, as it would without sharing.  A namespace
+ * never runs two builds at once, so identical changes to many services
+ * fill each distinct table once, and a namespace with a long queue holds
+ * one worker of the shared workqueue while other namespaces' builds run on
+ * the others, in turn (each run of a namespace's work builds one service
+ * and queues the work again behind the others).
  *
  * Timing.  A service's builds start no sooner than the namespace's
  * maglev_holdoff_ms (or its last build's duration, up to 1 s) after the
@@ -44,15 +60,21 @@
  * with weight 0 gets no new connection once ipvsadm has returned (IPVS
  * clears its availability, and the table's choice falls back).
  *
- * Lifetimes.  A published table holds one reference on each of its
- * destinations.  The service's state is reference counted (the IPVS
- * service and each queued work item).  done_service marks it dead under
- * its spinlock and cancels queued work; a running build finishes on its
- * own snapshot and discards the result.  IPVS may free the service without
+ * Lifetimes.  A published descriptor holds one reference on each of its
+ * destinations and one on its shared table; the last descriptor's RCU
+ * callback frees the table, which holds one reference on its namespace's
+ * cache.  The service's state is reference counted (the IPVS service,
+ * each queued work item and its place on the ready list) and holds one
+ * reference on the cache.  done_service marks it dead under its spinlock,
+ * cancels queued work and takes it off the ready list; a running build
+ * finishes on its own snapshot and discards the result.  IPVS may free the service without
  * a grace period (ip_vs_add_service's error path), so nothing reads the
  * IPVS service after done_service: /proc reads its fields under the
- * spinlock while the state is not dead.  Module unload destroys the
- * workqueue, which waits for running builds, then waits for RCU callbacks.
+ * spinlock while the state is not dead.  The cache outlives the
+ * namespace while services, tables or queued builds hold it.  Module
+ * unload destroys the workqueue, which waits for running and requeued
+ * builds, then waits for RCU callbacks (which free the last tables and
+ * caches without queueing any more).
  *
  * Per namespace: the client hash key, the table size and the hold-off are
  * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
@@ -86,7 +108,7 @@
 /* Rehashes tried by the fallback before it walks the destinations. */
 #define MAGLEV_FALLBACK_TRIES	4
 
-/* Builds of different services running at once. */
+/* Builds running at once: of different namespaces (one each at most). */
 #define MAGLEV_WQ_MAX_ACTIVE	4
 
 /*
@@ -786,8 +808,9 @@ static int __init ip_vs_maglev_init(void)
 
 	/*
 	 * Unbound: long builds do not hold up per-CPU work.  At most
-	 * MAGLEV_WQ_MAX_ACTIVE builds at once, however many services change
-	 * (WQ_SYSFS: visible and tunable in /sys/bus/workqueue/devices/).
+	 * MAGLEV_WQ_MAX_ACTIVE builds at once, however many services change,
+	 * and one per namespace (WQ_SYSFS: visible and tunable in
+	 * /sys/bus/workqueue/devices/).
 	 */
 	maglev_wq = alloc_workqueue("ip_vs_maglev", WQ_UNBOUND | WQ_SYSFS,
 				    MAGLEV_WQ_MAX_ACTIVE);

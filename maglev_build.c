@@ -119,22 +119,22 @@ void *maglev_mem_alloc(size_t bytes, size_t *mem)
 struct maglev_lut *maglev_lut_alloc(u32 nr)
 {
 	struct maglev_lut *lut;
-	size_t be_mem = 0;
+	size_t mem = 0;
 
-	lut = kmalloc(struct_size(lut, dest, nr), MAGLEV_GFP_SMALL);
+	lut = maglev_mem_alloc(struct_size(lut, dest, nr), &mem);
 	if (!lut)
 		return NULL;
-	lut->mem = struct_size(lut, dest, nr);
+	lut->mem = mem;
+	lut->be_mem = 0;
 	lut->nr = 0;
 	lut->shared = NULL;
 	lut->table = NULL;
-	lut->be = maglev_mem_alloc(array_size(nr, sizeof(*lut->be)), &be_mem);
+	lut->be = maglev_mem_alloc(array_size(nr, sizeof(*lut->be)),
+				   &lut->be_mem);
 	if (!lut->be) {
-		kfree(lut);
+		kvfree(lut);
 		return NULL;
 	}
-	/* Until a shared table takes the backends over, they are ours. */
-	lut->mem += be_mem;
 	return lut;
 }
 
@@ -159,7 +159,7 @@ void maglev_lut_free(struct maglev_lut *lut)
 		kvfree(lut->table);
 		kvfree(lut->be);
 	}
-	kfree(lut);
+	kvfree(lut);
 }
 
 static void maglev_lut_free_rcu(struct rcu_head *head)
@@ -404,7 +404,6 @@ int maglev_build_table(struct maglev_service *ms)
 	void *work = NULL;
 	u32 size, nr = 0, onr, i;
 	u64 gen = 0, hash;
-	size_t be_mem;
 	int ret;
 
 	memcg = maglev_take_memcg(ms);
@@ -415,9 +414,6 @@ int maglev_build_table(struct maglev_service *ms)
 		goto fail;
 	}
 	nr = lut->nr;
-	/* The backends' bytes go to a table filled from them, or are freed. */
-	be_mem = lut->mem - struct_size(lut, dest, lut->nr);
-	lut->mem -= be_mem;
 
 	/*
 	 * Only this namespace's build work replaces the table, one service
@@ -446,7 +442,7 @@ int maglev_build_table(struct maglev_service *ms)
 			why = "out of memory";
 			goto fail_lut;
 		}
-		t = maglev_shared_fill(c, size, lut->be, nr, be_mem, hash,
+		t = maglev_shared_fill(c, size, lut->be, nr, lut->be_mem, hash,
 				       work, &why, &ret);
 		if (!t)
 			goto fail_lut;

@@ -278,8 +278,12 @@ void maglev_shared_put(struct maglev_shared *t)
 static void maglev_cache_kick(struct maglev_cache *c)
 {
 	lockdep_assert_held(&c->lock);
-	if (!list_empty(&c->ready) && queue_work(maglev_wq, &c->work))
-		refcount_inc(&c->ref);
+	if (list_empty(&c->ready))
+		return;
+	/* The caller holds a reference too: this one is never the last. */
+	refcount_inc(&c->ref);
+	if (!queue_work(maglev_wq, &c->work))
+		refcount_dec(&c->ref);
 }
 
 /**

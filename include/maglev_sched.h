@@ -183,6 +183,7 @@ struct maglev_shared {
  * @gen: generation (maglev_service.gen) of the configuration snapshot it
  *	was built from
  * @mem: bytes requested for this descriptor and its destination array
+ * @be_mem: bytes requested for @be while they are the snapshot's own
  * @shared: the shared table, one reference; NULL before the build found
  *	or filled one, and then @table and @be are this descriptor's own
  * @table: the slot table (@shared's); entries index @dest and @be
@@ -200,6 +201,7 @@ struct maglev_lut {
 	u64 builds;
 	u64 gen;
 	size_t mem;
+	size_t be_mem;
 	struct maglev_shared *shared;
 	struct maglev_table *table;
 	struct maglev_backend *be;

@@ -24,14 +24,7 @@
  * multiply and one modulo per empty slot; 128 is near the break-even point
  * for M = 65537 and harmless for other sizes.
  */
-#define TAIL_SLOTS	128
-
-/*
- * Work between two reschedule points (maglev_cond_resched()): at most this
- * many probes of a fill, or slots of the loops over the table (drain merge,
- * counts, digest, packing, churn).  About a tenth of a millisecond.
- */
-#define MAGLEV_RESCHED_STEPS	65536U
+#define TAIL_SLOTS	MAGLEV_TAIL_SLOTS
 
 /* Auto sizes: "Table size" in maglev_table.h. */
 static const u32 maglev_ladder[] = {

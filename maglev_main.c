@@ -330,13 +330,13 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 {
 	struct maglev_net *mn = table->extra1;
 	unsigned int size = READ_ONCE(mn->table_size);
-	char text[16] = "";
+	char text[32] = "";
 	struct ctl_table tmp = {
 		.data = text,
 		.maxlen = sizeof(text),
 		.mode = table->mode,
 	};
-	const char *why;
+	const char *why = NULL;
 	int ret;
 
 	if (!write)
@@ -344,7 +344,9 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
 	if (ret || !write)
 		return ret;
-	if (maglev_parse_size(text, &size, &why)) {
+	/* proc_dostring() drops what does not fit: too long to be a size. */
+	if (strnlen(text, sizeof(text)) >= sizeof(text) - 1 ||
+	    maglev_parse_size(text, &size, &why)) {
 		if (why)
 			pr_err_ratelimited("maglev_table_size %s rejected: %s\n",
 					   text, why);

@@ -24,14 +24,7 @@
  * multiply and one modulo per empty slot; 128 is near the break-even point
  * for M = 65537 and harmless for other sizes.
  */
-#define TAIL_SLOTS	128
-
-/*
- * Work between two reschedule points (maglev_cond_resched()): at most this
- * many probes of a fill, or slots of the loops over the table (drain merge,
- * counts, digest, packing, churn).  About a tenth of a millisecond.
- */
-#define MAGLEV_RESCHED_STEPS	65536U
+#define TAIL_SLOTS	MAGLEV_TAIL_SLOTS
 
 /* Auto sizes: "Table size" in maglev_table.h. */
 static const u32 maglev_ladder[] = {
@@ -671,22 +664,32 @@ static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
 
 /*
  * Walk a backend's preference sequence to its first empty slot, one
- * probe per position examined.
+ * probe per position examined.  The budget is checked against a count
+ * kept in a register, one compare a probe; a walk that uses it up
+ * reschedules in the middle.
  */
 static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
 			      u32 size, u64 *probes, u32 *budget)
 {
-	u32 pos = c->pos;
+	u32 pos = c->pos, p = 1, left = *budget;
 
-	for (;;) {
-		(*probes)++;
-		maglev_spend(budget, 1);
-		if (!maglev_test_bit(bm, pos))
-			return pos;
+	while (maglev_test_bit(bm, pos)) {
 		pos += c->skip;
 		if (pos >= size)
 			pos -= size;
+		if (unlikely(p == left)) {
+			*probes += p;
+			maglev_count_steps(p);
+			maglev_cond_resched();
+			left = MAGLEV_RESCHED_STEPS;
+			p = 0;
+		}
+		p++;
 	}
+	*probes += p;
+	*budget = left;
+	maglev_spend(budget, p);
+	return pos;
 }
 
 /**
@@ -759,8 +762,9 @@ u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
 				}
 				maglev_set_bit(bm, pos);
 				slot[pos] = (u16)i;
+				/* Branch-free: the wrap is a coin toss. */
 				pos += c->skip;
-				c->pos = pos >= size ? pos - size : pos;
+				c->pos = pos - (size & -(u32)(pos >= size));
 				if (!--left)
 					goto done;
 				if (unlikely(left == TAIL_SLOTS)) {
@@ -780,30 +784,132 @@ done:
 	return size;
 }
 
-/* The digest of maglev_table.h, over @size owners in @slot. */
-static u64 maglev_digest_slots(const u16 *slot, u32 size,
-			       const struct maglev_backend *b, u32 n,
-			       u32 *budget)
+/*
+ * Set @t's fields for @size owners of @n backends, @filled of them owned
+ * (@size or 0): the width, and for a table without slots its one word.
+ */
+static u32 maglev_pack_header(struct maglev_table *t, u32 size, u32 n,
+			      u32 filled)
 {
+	u32 width = filled ? maglev_slot_width(n) : 0;
+
+	t->size = size;
+	t->nr_backends = n;
+	t->nr_filled = filled;
+	t->width = (u8)width;
+	t->reserved = 0;
+	if (!width) {
+		/* One backend (index 0) or none: no slots, one word. */
+		t->mul = 0;
+		t->shift = 0;
+		t->mask = 0xffff;
+		t->word[0] = filled ? 0 : MAGLEV_NONE;
+		return 0;
+	}
+	t->mul = size;
+	t->shift = (u8)(width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 :
+			width == 8 ? 3 : 4);
+	t->mask = (u16)((1U << width) - 1);
+	return width;
+}
+
+/*
+ * Pack @size owners (all below @n, or all MAGLEV_NONE when @filled is 0)
+ * into @t as "Packed slots" of maglev_table.h describes.  Sets every field
+ * but the digest.
+ */
+static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
+			u32 n, u32 filled, u32 *budget)
+{
+	u32 width = maglev_pack_header(t, size, n, filled), per, nw, w, s, k;
+
+	if (!width)
+		return;
+	per = 32 / width;
+	nw = (u32)maglev_words(size, width);
+	for (w = 0, s = 0; w < nw; w++) {
+		u32 word = 0;
+
+		maglev_spend(budget, per);
+		for (k = 0; k < per && s < size; k++, s++)
+			word |= (u32)slot[s] << (k * width);
+		t->word[w] = word;
+	}
+}
+
+/*
+ * The last pass of a build, one pass over the @size owners in @slot: the
+ * digest of maglev_table.h into @t, each backend's slot count, and the
+ * packed slots (maglev_pack()).  Four slots at a time: a digest group, and
+ * 4 * W bits, which never straddle two words (W <= 8) or fill exactly two
+ * (W = 16).
+ */
+static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
+			  struct maglev_backend *b, u32 n, u32 filled,
+			  u32 *budget)
+{
+	u32 width = maglev_pack_header(t, size, n, filled);
+	u32 i, s, j, bits = 0, cur = 0, wi = 0;
 	u64 d = maglev_mix64(DIGEST_TAG ^ size);
-	u32 i, s;
 
 	d = maglev_mix64(d ^ n);
 	for (i = 0; i < n; i++)
 		d = maglev_hash(b[i].name, b[i].name_len, d);
-	for (s = 0; s < size; s += 4) {
-		u64 w = 0;
-		u32 j;
+	for (s = 0; s + 4 <= size; s += 4) {
+		u64 v0 = slot[s], v1 = slot[s + 1], v2 = slot[s + 2];
+		u64 v3 = slot[s + 3], g;
 
 		maglev_spend(budget, 4);
-		for (j = 0; j < 4; j++) {
-			u64 v = s + j < size ? slot[s + j] : 0xffff;
-
-			w |= v << (16 * j);
+		d = maglev_mix64(d ^ (v0 | v1 << 16 | v2 << 32 | v3 << 48));
+		if (!filled)
+			continue;
+		b[v0].slots++;
+		b[v1].slots++;
+		b[v2].slots++;
+		b[v3].slots++;
+		if (!width)
+			continue;
+		g = v0 | v1 << width | v2 << 2 * width | v3 << 3 * width;
+		if (width == 16) {
+			t->word[wi++] = (u32)g;
+			t->word[wi++] = (u32)(g >> 32);
+			continue;
 		}
-		d = maglev_mix64(d ^ w);
+		cur |= (u32)g << bits;
+		bits += 4 * width;
+		if (bits == 32) {
+			t->word[wi++] = cur;
+			cur = 0;
+			bits = 0;
+		}
 	}
-	return d;
+	if (s < size) {
+		u64 g = 0;
+
+		for (j = 0; s + j < size; j++) {
+			u32 v = slot[s + j];
+
+			g |= (u64)v << (16 * j);
+			if (!filled)
+				continue;
+			b[v].slots++;
+			if (!width)
+				continue;
+			if (bits == 32) {
+				t->word[wi++] = cur;
+				cur = 0;
+				bits = 0;
+			}
+			cur |= v << bits;
+			bits += width;
+		}
+		for (; j < 4; j++)
+			g |= (u64)0xffff << (16 * j);
+		d = maglev_mix64(d ^ g);
+	}
+	if (bits)
+		t->word[wi] = cur;
+	t->digest = d;
 }
 
 /**
@@ -842,46 +948,6 @@ u64 maglev_digest(const struct maglev_table *t,
 		d = maglev_mix64(d ^ w);
 	}
 	return d;
-}
-
-/*
- * Pack @size owners (all below @n, or all MAGLEV_NONE when @filled is 0)
- * into @t as "Packed slots" of maglev_table.h describes.  Sets every field
- * but the digest.
- */
-static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
-			u32 n, u32 filled, u32 *budget)
-{
-	u32 width = filled ? maglev_slot_width(n) : 0;
-	u32 per, nw, w, s, k;
-
-	t->size = size;
-	t->nr_backends = n;
-	t->nr_filled = filled;
-	t->width = (u8)width;
-	t->reserved = 0;
-	if (!width) {
-		/* One backend (index 0) or none: no slots, one word. */
-		t->mul = 0;
-		t->shift = 0;
-		t->mask = 0xffff;
-		t->word[0] = filled ? 0 : MAGLEV_NONE;
-		return;
-	}
-	t->mul = size;
-	t->shift = (u8)(width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 :
-			width == 8 ? 3 : 4);
-	t->mask = (u16)((1U << width) - 1);
-	per = 32 / width;
-	nw = (u32)maglev_words(size, width);
-	for (w = 0, s = 0; w < nw; w++) {
-		u32 word = 0;
-
-		maglev_spend(budget, per);
-		for (k = 0; k < per && s < size; k++, s++)
-			word |= (u32)slot[s] << (k * width);
-		t->word[w] = word;
-	}
 }
 
 static bool maglev_is_draining(const struct maglev_backend *b)
@@ -945,14 +1011,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		maglev_compute_turns(b, n, size, true);
 	}
 
-	if (filled) {
-		for (s = 0; s < size; s++) {
-			maglev_spend(&budget, 1);
-			b[slot[s]].slots++;
-		}
-	}
-	t->digest = maglev_digest_slots(slot, size, b, n, &budget);
-	maglev_pack(t, slot, size, n, filled, &budget);
+	maglev_finish(t, slot, size, b, n, filled, &budget);
 	return 0;
 }
 

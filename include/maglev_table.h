@@ -165,6 +165,16 @@
 #define MAGLEV_MAX_BACKENDS	65535
 #define MAGLEV_NONE		0xffffU
 /*
+ * The build gives the CPU up (maglev_cond_resched()) at least every
+ * MAGLEV_RESCHED_STEPS steps of work, a step being one probe of a fill or
+ * one slot of a loop over the table; one claim of the fill's tail counts
+ * its up to MAGLEV_TAIL_SLOTS steps at once, so no stretch exceeds
+ * MAGLEV_RESCHED_STEPS + MAGLEV_TAIL_SLOTS steps.  About 0.1 ms.
+ */
+#define MAGLEV_RESCHED_STEPS	65536U
+#define MAGLEV_TAIL_SLOTS	128U
+
+/*
  * Longest name maglev_format_name() writes, without the terminating NUL:
  * "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" (the dotted forms
  * start with "::" and are shorter).

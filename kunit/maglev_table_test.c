@@ -4,10 +4,11 @@
  * the kernel it is built for.
  */
 #include <kunit/test.h>
-#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/bitmap.h>
+#include <linux/sched.h>
+#include <linux/minmax.h>
 
 #include "maglev_table.h"
 
@@ -30,6 +31,7 @@ struct build {
 	struct maglev_backend *b;
 	struct maglev_table *t;
 	void *work;
+	u16 *own;	/* the slots' owners, read from the packed words */
 	u32 n;
 	u32 size;
 };
@@ -39,11 +41,55 @@ static struct build *build_alloc(struct kunit *test, u32 size, u32 n)
 	struct build *bd = test_alloc(test, sizeof(*bd));
 
 	bd->b = test_alloc(test, (n + 1) * sizeof(*bd->b));
-	bd->t = test_alloc(test, maglev_table_bytes(size));
+	bd->t = test_alloc(test, maglev_table_bytes(size, n));
 	bd->work = test_alloc(test, maglev_work_bytes(size, n + 8));
+	bd->own = test_alloc(test, size * sizeof(u16));
 	bd->n = n;
 	bd->size = size;
 	return bd;
+}
+
+/* The width of "Packed slots": the smallest power of two W, 2^W >= n. */
+static u32 test_width(u32 n)
+{
+	u32 w;
+
+	if (n <= 1)
+		return 0;
+	for (w = 1; (1ULL << w) < n; w *= 2)
+		;
+	return w;
+}
+
+/*
+ * The owner of @slot as "Packed slots" of maglev_table.h lays it out,
+ * read without maglev_table_get().
+ */
+static u32 test_owner(const struct maglev_table *t, u32 slot)
+{
+	u32 w = test_width(t->nr_backends);
+	u64 bit = (u64)slot * w;
+
+	if (!t->nr_filled)
+		return MAGLEV_NONE;
+	if (!w)
+		return 0;
+	return (t->word[bit >> 5] >> (bit & 31)) & (u32)((1ULL << w) - 1);
+}
+
+/*
+ * Read every owner into @bd->own; maglev_table_get() must agree with the
+ * layout.  Return: the number of slots where it does not.
+ */
+static u32 build_unpack(struct build *bd)
+{
+	u32 bad = 0, s;
+
+	for (s = 0; s < bd->size; s++) {
+		bd->own[s] = test_owner(bd->t, s);
+		bad += maglev_table_get(bd->t, s) != bd->own[s];
+	}
+	return bad;
 }
 
 static void name_ip(struct maglev_backend *b, u32 i)
@@ -54,8 +100,12 @@ static void name_ip(struct maglev_backend *b, u32 i)
 
 static int build_run(struct build *bd)
 {
-	return maglev_build(bd->t, bd->size, bd->b, bd->n, bd->work, NULL,
-			    NULL);
+	int err = maglev_build(bd->t, bd->size, bd->b, bd->n, bd->work, NULL,
+			       NULL);
+
+	if (!err && build_unpack(bd))
+		return -EPROTO;	/* maglev_table_get() is not the layout */
+	return err;
 }
 
 /* A small deterministic generator, so failures reproduce. */
@@ -102,9 +152,10 @@ static void maglev_worked_example_test(struct kunit *test)
 		bd->b[i].skip = e->skip[i];
 		bd->b[i].turns = 1;
 	}
-	maglev_fill(bd->t, 7, bd->b, 3, bd->work, NULL);
+	KUNIT_EXPECT_EQ(test, maglev_fill(bd->own, 7, bd->b, 3, bd->work, NULL),
+			7U);
 	for (i = 0; i < 7; i++)
-		got[i] = bd->t->slot[i] < 3 ? e->names[bd->t->slot[i]] : '?';
+		got[i] = bd->own[i] < 3 ? e->names[bd->own[i]] : '?';
 	got[7] = '\0';
 	KUNIT_EXPECT_STREQ(test, got, e->want);
 }
@@ -191,7 +242,7 @@ static void maglev_order_independence_test(struct kunit *test)
 	}
 	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
 	digest = bd->t->digest;
-	memcpy(first, bd->t->slot, 65537 * sizeof(u16));
+	memcpy(first, bd->own, 65537 * sizeof(u16));
 	for (r = 0; r < 4; r++) {
 		for (i = bd->n; i > 1; i--) {
 			/* swap() evaluates its arguments twice. */
@@ -201,7 +252,7 @@ static void maglev_order_independence_test(struct kunit *test)
 		}
 		KUNIT_ASSERT_EQ(test, build_run(bd), 0);
 		KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
-		KUNIT_EXPECT_EQ(test, memcmp(first, bd->t->slot,
+		KUNIT_EXPECT_EQ(test, memcmp(first, bd->own,
 					     65537 * sizeof(u16)), 0);
 	}
 }
@@ -383,17 +434,17 @@ static void maglev_drain_test(struct kunit *test)
 	}
 	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
 	digest = bd->t->digest;
-	memcpy(before, bd->t->slot, 65537 * sizeof(u16));
+	memcpy(before, bd->own, 65537 * sizeof(u16));
 	bd->b[2].drain_weight = 3;
 	bd->b[2].weight = 0;
 	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
 	KUNIT_EXPECT_EQ(test, bd->b[2].slots, 0U);
 	for (i = 0; i < 65537; i++) {
 		if (before[i] == 2)
-			moved += bd->t->slot[i] != 2 &&
-				 bd->t->slot[i] != MAGLEV_NONE;
+			moved += bd->own[i] != 2 &&
+				 bd->own[i] != MAGLEV_NONE;
 		else
-			kept += bd->t->slot[i] == before[i];
+			kept += bd->own[i] == before[i];
 	}
 	KUNIT_EXPECT_EQ(test, moved + kept, 65537U);
 	bd->b[2].weight = 3;
@@ -451,9 +502,9 @@ static void maglev_fill_matches_plain_test(struct kunit *test)
 			bd->b[i].skip = 1 + lcg(&state) % (m - 1);
 			bd->b[i].turns = 1 + lcg(&state) % 3;
 		}
-		maglev_fill(bd->t, m, bd->b, n, bd->work, NULL);
+		maglev_fill(bd->own, m, bd->b, n, bd->work, NULL);
 		plain_fill(ref, m, bd->b, n, next);
-		KUNIT_EXPECT_EQ_MSG(test, memcmp(ref, bd->t->slot,
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(ref, bd->own,
 						 m * sizeof(u16)), 0,
 				    "round %u M %u N %u", r, m, n);
 	}
@@ -694,6 +745,236 @@ static void maglev_format_name_test(struct kunit *test)
 			-ENOSPC);
 }
 
+/* ------------------------------------------------------------------ */
+
+struct width_case {
+	u32 n;		/* backends */
+	u32 width;	/* bits per slot */
+	u32 size;
+	bool drain;	/* the middle backend draining */
+};
+
+static const struct width_case width_cases[] = {
+	{ 1, 0, 251, false }, { 2, 1, 251, false }, { 2, 1, 509, true },
+	{ 3, 2, 509, false }, { 4, 2, 4093, true }, { 5, 4, 509, false },
+	{ 16, 4, 2039, true }, { 17, 8, 2039, false }, { 100, 8, 16381, true },
+	{ 256, 8, 65537, false }, { 257, 16, 65537, false },
+	{ 1000, 16, 131071, true },
+};
+
+static void width_desc(const struct width_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "N %u: %u bits, M %u%s", c->n,
+		 c->width, c->size, c->drain ? ", draining" : "");
+}
+
+KUNIT_ARRAY_PARAM(width, width_cases, width_desc);
+
+/*
+ * Every slot width against the plain fill: the packed owners are the
+ * plain fill's (with the drain rule applied to two plain fills), the
+ * table is as large as maglev_table_bytes() says, and lookups read the
+ * slot maglev_slot_of() names.
+ */
+static void maglev_width_test(struct kunit *test)
+{
+	const struct width_case *c = test->param_value;
+	struct build *bd = build_alloc(test, c->size, c->n);
+	u16 *ref = test_alloc(test, c->size * sizeof(u16));
+	u16 *alt = test_alloc(test, c->size * sizeof(u16));
+	u32 *next = test_alloc(test, c->n * sizeof(u32));
+	u32 d = c->n / 2, words, i, s, bad = 0;
+	u64 state = c->n;
+
+	for (i = 0; i < c->n; i++) {
+		name_ip(&bd->b[i], i * 31);
+		bd->b[i].weight = 1 + i % 3;
+	}
+	if (c->drain) {
+		bd->b[d].drain_weight = bd->b[d].weight;
+		bd->b[d].weight = 0;
+	}
+	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+	KUNIT_EXPECT_EQ(test, maglev_slot_width(c->n), c->width);
+	KUNIT_EXPECT_EQ(test, (u32)bd->t->width, c->width);
+	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, c->size);
+	words = c->width ? DIV_ROUND_UP(c->size * c->width, 32) : 1;
+	KUNIT_EXPECT_EQ(test, maglev_table_bytes(c->size, c->n),
+			sizeof(struct maglev_table) + words * sizeof(u32));
+
+	/* bd->b is prepared now: primary turns include the drain weight */
+	plain_fill(ref, c->size, bd->b, c->n, next);
+	if (c->drain) {
+		u32 keep = bd->b[d].turns;
+
+		bd->b[d].turns = 0;
+		plain_fill(alt, c->size, bd->b, c->n, next);
+		bd->b[d].turns = keep;
+		for (s = 0; s < c->size; s++)
+			if (ref[s] == d)
+				ref[s] = alt[s];
+	}
+	for (s = 0; s < c->size; s++)
+		bad += bd->own[s] != ref[s];
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0U, "slots differing from the plain fill");
+
+	for (i = 0, bad = 0; i < 4096; i++) {
+		u32 h = lcg(&state) << 1 ^ lcg(&state);
+
+		bad += maglev_lookup(bd->t, h) != ref[maglev_slot_of(bd->t, h)];
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0U, "lookups reading the wrong slot");
+	KUNIT_EXPECT_EQ(test, maglev_lookup(bd->t, 0), (u32)ref[0]);
+	KUNIT_EXPECT_EQ(test, maglev_lookup(bd->t, U32_MAX),
+			(u32)ref[c->size - 1]);
+	/* The digest is over the owners: recomputed from the packed table. */
+	KUNIT_EXPECT_EQ(test, maglev_digest(bd->t, bd->b, c->n),
+			bd->t->digest);
+}
+
+/* An empty table of any width stores no slots and gives no backend. */
+static void maglev_empty_width_test(struct kunit *test)
+{
+	static const u32 ns[] = { 1, 2, 3, 5, 17, 257 };
+	u64 state = 5;
+	u32 k, i;
+
+	for (k = 0; k < ARRAY_SIZE(ns); k++) {
+		struct build *bd = build_alloc(test, 509, ns[k]);
+
+		for (i = 0; i < ns[k]; i++)
+			name_ip(&bd->b[i], i);
+		KUNIT_ASSERT_EQ(test, build_run(bd), 0);
+		KUNIT_EXPECT_EQ(test, bd->t->nr_filled, 0U);
+		KUNIT_EXPECT_EQ(test, (u32)bd->t->width, 0U);
+		for (i = 0; i < 64; i++)
+			KUNIT_EXPECT_EQ(test, maglev_lookup(bd->t, lcg(&state)),
+					MAGLEV_NONE);
+		KUNIT_EXPECT_EQ(test, maglev_table_get(bd->t, 508), MAGLEV_NONE);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+struct auto_case {
+	u32 n, want;
+};
+
+/* "Table size" of maglev_table.h: the ladder step at or above 100 N. */
+static const struct auto_case auto_cases[] = {
+	{ 0, 251 }, { 1, 251 }, { 2, 251 }, { 3, 509 }, { 5, 509 },
+	{ 6, 1021 }, { 10, 1021 }, { 11, 2039 }, { 20, 2039 }, { 21, 4093 },
+	{ 40, 4093 }, { 41, 8191 }, { 81, 8191 }, { 82, 16381 },
+	{ 163, 16381 }, { 164, 32749 }, { 327, 32749 }, { 328, 65521 },
+	{ 655, 65521 }, { 656, 131071 }, { 1000, 131071 }, { 1310, 131071 },
+	{ 1311, 262139 }, { 2621, 262139 }, { 2622, 524287 },
+	{ 5242, 524287 }, { 5243, 1048573 }, { 10485, 1048573 },
+	{ 10486, 2097143 }, { 20971, 2097143 }, { 20972, 4194301 },
+	{ 41943, 4194301 }, { 41944, 5000011 }, { 50000, 5000011 },
+	{ 50001, 5000011 }, { 65535, 5000011 },
+};
+
+static void auto_desc(const struct auto_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "N %u: M %u", c->n, c->want);
+}
+
+KUNIT_ARRAY_PARAM(auto_size, auto_cases, auto_desc);
+
+static void maglev_auto_size_test(struct kunit *test)
+{
+	const struct auto_case *c = test->param_value;
+	u32 m = maglev_fit_size(MAGLEV_SIZE_AUTO, c->n);
+
+	KUNIT_EXPECT_EQ(test, maglev_auto_size(c->n), c->want);
+	KUNIT_EXPECT_EQ(test, m, c->want);
+	KUNIT_EXPECT_EQ(test, maglev_check_size(m, NULL), 0);
+	/* K = 100 slots a backend, but where the ladder ends */
+	if (m < MAGLEV_SIZE_MAX)
+		KUNIT_EXPECT_GE(test, (u64)m, (u64)MAGLEV_AUTO_K * c->n);
+	/* "auto" is no size of its own */
+	KUNIT_EXPECT_EQ(test, maglev_check_size(MAGLEV_SIZE_AUTO, NULL),
+			-EINVAL);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* The longest stretch of work between two reschedule points. */
+static struct {
+	struct task_struct *task;
+	u64 steps, total, longest;
+	u32 calls;
+} resched_probe;
+
+void maglev_test_steps(u32 steps)
+{
+	if (resched_probe.task != current)
+		return;
+	resched_probe.steps += steps;
+	resched_probe.total += steps;
+}
+
+void maglev_test_resched(void)
+{
+	if (resched_probe.task != current)
+		return;
+	resched_probe.longest = max(resched_probe.longest,
+				    resched_probe.steps);
+	resched_probe.steps = 0;
+	resched_probe.calls++;
+}
+
+/*
+ * At the largest size, with a backend draining (two fills, the drain
+ * merge), and a churn against the previous table: no stretch between
+ * reschedule points is longer than MAGLEV_RESCHED_STEPS probes or slots
+ * (plus one tail claim), and the steps counted cover every probe and the
+ * loops over the table.
+ */
+static void maglev_resched_test(struct kunit *test)
+{
+	const u32 m = MAGLEV_SIZE_MAX, n = 1000;
+	struct build *a = build_alloc(test, m, n);
+	struct build *b = build_alloc(test, m, n);
+	struct maglev_stats st = {};
+	u64 longest;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		name_ip(&a->b[i], i);
+		a->b[i].weight = 1 + i % 5;
+		b->b[i] = a->b[i];
+	}
+	b->b[7].drain_weight = b->b[7].weight;
+	b->b[7].weight = 0;
+	KUNIT_ASSERT_EQ(test, maglev_build(a->t, m, a->b, n, a->work, NULL,
+					   NULL), 0);
+
+	resched_probe.task = current;
+	resched_probe.steps = 0;
+	resched_probe.total = 0;
+	resched_probe.longest = 0;
+	resched_probe.calls = 0;
+	KUNIT_EXPECT_EQ(test, maglev_build(b->t, m, b->b, n, b->work, &st,
+					   NULL), 0);
+	KUNIT_EXPECT_GT(test, maglev_churn(a->t, a->b, n, b->t, b->b, n,
+					   b->work), 0U);
+	resched_probe.task = NULL;
+	longest = max(resched_probe.longest, resched_probe.steps);
+
+	kunit_info(test, "M %u: %llu probes, %llu steps, %u reschedule points, longest stretch %llu steps\n",
+		   m, st.probes, resched_probe.total, resched_probe.calls,
+		   longest);
+	KUNIT_EXPECT_EQ(test, st.fills, 2U);
+	KUNIT_EXPECT_LE(test, longest,
+			(u64)MAGLEV_RESCHED_STEPS + MAGLEV_TAIL_SLOTS);
+	/* the probes, and the drain merge, counts, digest, packing, churn */
+	KUNIT_EXPECT_GE(test, resched_probe.total, st.probes + 5ULL * m);
+	KUNIT_EXPECT_GE(test, (u64)resched_probe.calls,
+			div_u64(resched_probe.total, MAGLEV_RESCHED_STEPS +
+				MAGLEV_TAIL_SLOTS));
+}
+
 static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_worked_example_test, example_gen_params),
 	KUNIT_CASE_PARAM(maglev_sequence_permutation_test,
@@ -713,6 +994,10 @@ static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_fit_size_test, fit_gen_params),
 	KUNIT_CASE(maglev_churn_empty_test),
 	KUNIT_CASE_PARAM(maglev_format_name_test, name_gen_params),
+	KUNIT_CASE_PARAM(maglev_width_test, width_gen_params),
+	KUNIT_CASE(maglev_empty_width_test),
+	KUNIT_CASE_PARAM(maglev_auto_size_test, auto_size_gen_params),
+	KUNIT_CASE_SLOW(maglev_resched_test),
 	{}
 };
 
@@ -722,6 +1007,3 @@ static struct kunit_suite maglev_table_test_suite = {
 };
 
 kunit_test_suites(&maglev_table_test_suite);
-
-MODULE_DESCRIPTION("KUnit tests for the Maglev lookup table");
-MODULE_LICENSE("GPL");

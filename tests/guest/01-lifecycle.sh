@@ -11,7 +11,8 @@ V=10.0.0.1:80
 run ipvsadm -A -t $V -s maglev
 check "$S: listed after ipvsadm -A" svc_listed "$S"
 expect_eq "$S: no dests yet" "$(svc_field "$S" dests)" 0
-expect_eq "$S: default table size" "$(svc_field "$S" size)" 65537
+# The default size is auto: 251 slots for no dests, 509 for 3 (100 a dest).
+expect_eq "$S: default table size (auto, no dests)" "$(svc_field "$S" size)" 251
 # The default key is all zero; /proc shows its fingerprint.
 ZERO_FP=$(key_fp $ZERO_KEY)
 expect_eq "$S: default key (all zero)" "$(cat $SYSCTL/maglev_hash_key)" $ZERO_KEY
@@ -37,12 +38,14 @@ expect_eq "$S: 3 dests" "$(svc_field "$S" dests)" 3
 expect_eq "$S: 4 builds" "$(svc_field "$S" builds)" 4
 expect_eq "$S: generation 4" "$(svc_field "$S" gen)" 4
 expect_eq "$S: table of generation 4" "$(svc_field "$S" table_gen)" 4
-# Slots (2 B each, 24 B header) in whole pages, plus a few hundred bytes.
+expect_eq "$S: auto size for 3 dests" "$(svc_field "$S" size)" 509
+# 509 slots of 2 bits (128 B, 32 B header), the descriptor and the dests'
+# array: well under a page.
 mem=$(svc_field "$S" mem)
-if [ "$mem" -ge 131072 ] && [ "$mem" -le $((135168 + 2048)) ]; then
-	pass "$S: mem $mem for 65537 slots and 3 dests"
+if [ "$mem" -ge 160 ] && [ "$mem" -le 2048 ]; then
+	pass "$S: mem $mem for 509 slots of 2 bits and 3 dests"
 else
-	fail "$S: mem '$mem' for 65537 slots and 3 dests"
+	fail "$S: mem '$mem' for 509 slots of 2 bits and 3 dests"
 fi
 check_sim "$S 3 dests" "$S" "$T/s4"
 cp "$T/s4" "$T/c.in"
@@ -53,7 +56,7 @@ expect_eq "$S: alloc_fail" "$(svc_field "$S" alloc_fail)" 0
 # A number; 0 is possible where the clock source is jiffies.
 case $(svc_field "$S" build_ns) in
 '' | *[!0-9]*) fail "$S: build_ns '$(svc_field "$S" build_ns)'" ;;
-*) pass "$S: build_ns $(svc_field "$S" build_ns) for M=65537 N=3" ;;
+*) pass "$S: build_ns $(svc_field "$S" build_ns) for M=509 N=3" ;;
 esac
 d3=$(svc_field "$S" digest)
 

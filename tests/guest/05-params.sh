@@ -51,10 +51,10 @@ logged() {
 # --- defaults and modes ----------------------------------------------------------
 ZERO_FP=$(key_fp $ZERO_KEY)
 [ -n "$ZERO_FP" ] || fail "maglev-sim gives no FINGERPRINT for KEY $ZERO_KEY"
-expect_eq "sysctl maglev_table_size default" "$(sysctl_get maglev_table_size)" 65537
+expect_eq "sysctl maglev_table_size default" "$(sysctl_get maglev_table_size)" auto
 expect_eq "sysctl maglev_holdoff_ms default" "$(sysctl_get maglev_holdoff_ms)" 50
 expect_eq "sysctl maglev_hash_key default" "$(sysctl_get maglev_hash_key)" $ZERO_KEY
-expect_eq "parameter table_size default" "$(cat $PARAMS/table_size)" 65537
+expect_eq "parameter table_size default" "$(cat $PARAMS/table_size)" auto
 expect_eq "parameter holdoff_ms default" "$(cat $PARAMS/holdoff_ms)" 50
 expect_eq "parameter hash_key default" "$(cat $PARAMS/hash_key)" $ZERO_KEY
 expect_eq "no parameter hash_seed any more" \
@@ -69,7 +69,8 @@ expect_eq "sysctl maglev_holdoff_ms mode" \
 
 # --- invalid values ----------------------------------------------------------------
 refused "maglev_table_size" maglev_table_size \
-	0 1 2 4 250 65536 65535 5000012 5000021 4294967311 -1 abc 251x ""
+	0 1 2 4 250 65536 65535 5000012 5000021 4294967311 -1 abc 251x "" \
+	Auto autoo "auto 251" 0x0
 logged "the kernel log explains a non-prime size" \
 	'maglev_table_size 65536 rejected: table size must be a prime'
 logged "the kernel log explains an out-of-range size" \
@@ -109,7 +110,7 @@ g=$(svc_field "$S" gen)
 check "maglev_table_size 251 accepted" ns_sysctl "" maglev_table_size 251
 expect_eq "maglev_table_size reads back 251" "$(sysctl_get maglev_table_size)" 251
 expect_eq "the parameter table_size is not changed by the sysctl" \
-	"$(cat $PARAMS/table_size)" 65537
+	"$(cat $PARAMS/table_size)" auto
 expect_eq "the service is rebuilt at size 251 at once" \
 	"$(svc_field "$S" size)" 251
 expect_eq "... as a change of its own" "$(svc_field "$S" gen)" $((g + 1))
@@ -127,6 +128,15 @@ check "maglev_table_size 65537 accepted" ns_sysctl "" maglev_table_size 65537
 printf "SIZE 65537\nREBUILD\n" >>"$T/s"
 expect_eq "back to size 65537" "$(svc_field "$S" size)" 65537
 check_sim "$S size 65537" "$S" "$T/s"
+check "maglev_table_size auto accepted" ns_sysctl "" maglev_table_size auto
+expect_eq "maglev_table_size reads back auto" "$(sysctl_get maglev_table_size)" auto
+printf "SIZE auto\nREBUILD\n" >>"$T/s"
+expect_eq "auto: 509 slots for 3 dests" "$(svc_field "$S" size)" 509
+check_sim "$S size auto" "$S" "$T/s"
+run ipvsadm -e -u $V:80 -r 10.1.3.1:80 -m -w 0
+echo 'WEIGHT 10.1.3.1:80 0' >>"$T/s"
+expect_eq "auto: a drain keeps 509 slots" "$(svc_field "$S" size)" 509
+check_sim "$S size auto, one drained" "$S" "$T/s"
 
 # --- a key write changes the choices without a rebuild -----------------------------
 if have_udpflows; then naddr=10 nport=100; else naddr=3 nport=10; fi
@@ -175,6 +185,9 @@ for a in table_size=1000 holdoff_ms=10001 hash_key=0123 hash_key=${K1}0; do
 		pass "insmod $a rejected"
 	fi
 done
+run insmod "$MAGLEV_KO" table_size=auto
+expect_eq "insmod table_size=auto: parameter" "$(cat $PARAMS/table_size)" auto
+run rmmod ip_vs_maglev
 run insmod "$MAGLEV_KO" table_size=509 hash_key=$K1
 expect_eq "insmod table_size=509: parameter" "$(cat $PARAMS/table_size)" 509
 expect_eq "insmod: init namespace's maglev_table_size" \

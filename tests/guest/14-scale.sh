@@ -26,7 +26,9 @@ else
 fi
 info "services $SCALE_SERVICES, dests $SCALE_DESTS, dests at the largest size $SCALE_BIG_DESTS"
 SIZE_MAX=5000011
-DOC_BYTES_PER_SLOT=2	# README, table_size: "2 bytes per slot"
+# README, table_size: slots of 2 bits for 3 dests, 16 bits for 257 or more
+DOC_BITS_SMALL=2
+DOC_BITS_BIG=16
 
 # mem_used: kB in use (MemTotal - MemFree).
 mem_used() {
@@ -74,7 +76,7 @@ while [ $round -le 2 ]; do
 		if ($i == "mem") { s += $(i + 1); n++ } }
 		END { if (n) printf "%d", s / n; else print "n/a" }' "$T/proc")
 	info "round $round: $SCALE_SERVICES maglev services: slab objects+vmalloc +$mg_kb kB, created in $((t1 - t0)) s"
-	info "round $round: maglev's own memory per service: $per B measured (slab objects+vmalloc, maglev minus rr); /proc mem $procmem B; README $((251 * DOC_BYTES_PER_SLOT)) B of slots"
+	info "round $round: maglev's own memory per service: $per B measured (slab objects+vmalloc, maglev minus rr); /proc mem $procmem B; README $((251 * DOC_BITS_SMALL / 8)) B of slots"
 	t0=$(stress_now)
 	# half one by one (ipvsadm -D), the rest with ipvsadm -C
 	head -n $((SCALE_SERVICES / 2)) "$T/del" >"$T/del.half"
@@ -153,7 +155,7 @@ expect_eq "$S: size" "$(svc_field "$S" size)" $SIZE_MAX
 expect_eq "$S: dests" "$(svc_field "$S" dests)" "$SCALE_BIG_DESTS"
 info "$S: rebuilt at $SIZE_MAX slots with $SCALE_BIG_DESTS dests in $((t1 - t0)) s (build_ns $(svc_field "$S" build_ns))"
 pm=$(svc_field "$S" mem)
-info "$S: memory +$((m1 - m0)) kB SUnreclaim+VmallocUsed, +$((u1 - u0)) kB MemTotal-MemFree; /proc mem ${pm:-n/a} B; README $((SIZE_MAX * DOC_BYTES_PER_SLOT / 1024)) kB of slots"
+info "$S: memory +$((m1 - m0)) kB SUnreclaim+VmallocUsed, +$((u1 - u0)) kB MemTotal-MemFree; /proc mem ${pm:-n/a} B; README $((SIZE_MAX * DOC_BITS_BIG / 8 / 1024)) kB of slots"
 check_sim "$S at $SIZE_MAX slots" "$S" "$T/s.big"
 run ipvsadm -C
 echo 65537 >$SYSCTL/maglev_table_size

@@ -121,8 +121,18 @@ def is_prime(n):
     return True
 
 
+# "Table size" of maglev_table.h: auto (0) takes the smallest step of this
+# ladder holding 100 slots per backend, or the last one.
+LADDER = [251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
+          262139, 524287, 1048573, 2097143, 4194301, 5000011]
+AUTO = 0
+
+
 def fit_size(m, n):
-    """A table size below the number of backends: the next prime >= N."""
+    """auto: the ladder's step; a table size below the number of backends:
+    the next prime >= N."""
+    if m == AUTO:
+        return next((s for s in LADDER if s >= 100 * n), LADDER[-1])
     if n <= m or n > 65535:
         return m
     while not is_prime(n):
@@ -245,7 +255,8 @@ def addr_key(text):
 
 
 def main():
-    size = next_size = 65537
+    next_size = AUTO
+    size = fit_size(next_size, 0)
     key = bytes(16)
     nodes = {}
     names, slot, digest = build(size, nodes)
@@ -277,7 +288,7 @@ def main():
             continue
         cmd = w[0].upper()
         if cmd == "SIZE":
-            next_size = int(w[1])
+            next_size = AUTO if w[1] == "auto" else int(w[1])
         elif cmd == "KEY":
             assert len(w[1]) == 32
             key = bytes.fromhex(w[1])
@@ -309,8 +320,9 @@ def main():
             print(owner(slot[int(w[1])]), file=out)
         elif cmd in ("LOOKUP", "LOOKUP_ADDR"):
             data = w[1].encode() if cmd == "LOOKUP" else addr_key(w[1])
-            h = siphash24(data, key)
-            print(owner(slot[((h >> 32) * size) >> 32]), file=out)
+            # the 32-bit client hash: the low 32 bits of SipHash's 64
+            h = siphash24(data, key) & 0xFFFFFFFF
+            print(owner(slot[(h * size) >> 32]), file=out)
         elif cmd == "COUNTS":
             for i, n in enumerate(names):
                 print(n.decode(), slot.count(i), file=out)

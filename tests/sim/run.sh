@@ -77,7 +77,7 @@ done
 expect "--help exits 0 and documents every command${missing:+ (missing:$missing)}" \
 	test "$rc" -eq 0 -a -z "$missing"
 
-printf '# comment\n\n   \nADD_NODE a\nadd_node b 2\nCOUNTS\n' | sim
+printf '# comment\n\n   \nSIZE 65537\nADD_NODE a\nadd_node b 2\nCOUNTS\n' | sim
 expect "a good script exits 0, comments, blank lines, lower case" \
 	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
 	"$(tr '\n' ' ' <"$TMP/out")" = "a 21846 b 43691 "
@@ -222,6 +222,7 @@ expect "SIZE below N: 300 -> 307, 299 -> 307, 251 -> 251 with CHURN M" \
 # --- weights up to INT_MAX ------------------------------------------------
 
 {
+	echo "SIZE 65537"
 	echo "ADD_NODE heavy 70000"
 	echo "ADD_NODE light 1"
 	echo COUNTS
@@ -243,6 +244,7 @@ expect "INT_MAX:INT_MAX splits evenly (${o[4]}, ${o[5]})" \
 # --- churn to an empty table ----------------------------------------------
 
 {
+	echo "SIZE 65537"
 	nodes n 3
 	echo "REMOVE_NODE n1"
 	echo "REMOVE_NODE n2"
@@ -261,7 +263,7 @@ expect "CHURN to an empty table is M, empty to empty 0, drain to empty M" \
 
 # --- SIZE applies at the next rebuild -------------------------------------
 
-printf 'ADD_NODE a\nADD_NODE b\nSIZE 251\nSTATS\nOWNER 300\nREBUILD\nSTATS\nCHURN\n' |
+printf 'SIZE 65537\nADD_NODE a\nADD_NODE b\nSIZE 251\nSTATS\nOWNER 300\nREBUILD\nSTATS\nCHURN\n' |
 	sim
 expect "SIZE takes effect at the next rebuild; CHURN counts all slots" \
 	test "$rc" -eq 0 -a "$(sed -n 1p "$TMP/out" | cut -d' ' -f1-2)" = \
@@ -272,6 +274,7 @@ expect "SIZE takes effect at the next rebuild; CHURN counts all slots" \
 # --- churn ----------------------------------------------------------------
 
 {
+	echo "SIZE 65537"
 	nodes be 5
 	echo DIGEST
 	echo "ADD_NODE be6"
@@ -290,6 +293,7 @@ expect "CHURN 6->5 is within 16%..18% of M (${o[2]})" \
 expect "5->6->5 gives back the same DIGEST" test "${o[0]}" = "${o[3]}"
 
 {
+	echo "SIZE 65537"
 	nodes n 10
 	echo "ADD_NODE zero 0"
 	echo CHURN
@@ -310,7 +314,7 @@ balanced() {
 		END { exit !(hi - lo <= 1 && s == m) }' "$1"
 }
 for n in 3 7 100 1000; do
-	{ nodes "10.0.0.$n-" "$n" 5; echo COUNTS; } | sim
+	{ echo "SIZE 65537"; nodes "10.0.0.$n-" "$n" 5; echo COUNTS; } | sim
 	expect "COUNTS balanced within 1 for $n equal weights, sum M" \
 		balanced "$TMP/out" 65537
 done
@@ -319,6 +323,7 @@ expect "COUNTS balanced within 1 for 250 backends in 251 slots" \
 	balanced "$TMP/out" 251
 
 {
+	echo "SIZE 65537"
 	echo "ADD_NODE w1 1"
 	echo "ADD_NODE w2 2"
 	echo "ADD_NODE w3 3"
@@ -329,6 +334,55 @@ expect "COUNTS follow weights 1:2:3:6 within 1 slot per turn" \
 	awk '{ w = substr($1, 2); e = 65537 * w / 12
 	       if ($2 < e - w || $2 > e + w) bad = 1 }
 	     END { exit bad }' "$TMP/out"
+
+# --- SIZE auto (the default) ----------------------------------------------
+
+# The ladder of maglev_table.h: 100 slots a backend at least, N counting
+# every backend whatever its weight.
+{
+	echo STATS
+	echo "SIZE 65537"
+	echo "SIZE auto"
+	for n in 1 2 3 5 6 100 1000; do
+		while [ "$(grep -c . <<<"${added:-}")" -lt "$n" ]; do
+			added=$(printf '%s\nx' "${added:-}")
+			echo "ADD_NODE 10.2.$((${#added} / 250)).$((${#added} % 250)):80"
+		done
+		echo STATS
+	done
+} | sim
+expect "SIZE auto: M 251, 251, 509, 509, 1021, 16381, 131071 for N 1..1000" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(grep -o '^size=[0-9]* next_size=[a-z0-9]*' "$TMP/out" | tr '\n' ' ')" = \
+	"size=251 next_size=auto size=251 next_size=auto size=251 next_size=auto size=509 next_size=auto size=509 next_size=auto size=1021 next_size=auto size=16381 next_size=auto size=131071 next_size=auto "
+expect "SIZE auto: slot widths 0, 1, 2, 4, 4, 8, 16 and table bytes" \
+	test "$(grep -o 'width=[0-9]* bytes=[0-9]*' "$TMP/out" | tr '\n' ' ')" = \
+	"width=0 bytes=36 width=0 bytes=36 width=1 bytes=64 width=2 bytes=160 width=4 bytes=288 width=4 bytes=544 width=8 bytes=16416 width=16 bytes=262176 "
+
+# A drain or a weight 0 keeps M; the backend count crossing a step does not.
+{
+	nodes n 5
+	echo STATS
+	echo "WEIGHT n3 0"
+	echo STATS
+	echo CHURN
+	echo "ADD_NODE zero 0"
+	echo STATS
+	echo CHURN
+} | sim
+mapfile -t o <"$TMP/out"
+expect "SIZE auto: a drain keeps M; a 6th backend of weight 0 crosses to 1021" \
+	test "${o[0]%% *}" = size=509 -a "${o[1]%% *}" = size=509 -a \
+	"${o[2]}" -gt 0 -a "${o[2]}" -lt 509 -a "${o[3]%% *}" = size=1021 -a \
+	"${o[4]}" = 1021
+
+# 1000 equal backends under auto: every share within 1% of even.
+{ nodes "10.3.0." 1000; echo COUNTS; } | sim
+# shellcheck disable=SC2016 # awk's own variables
+expect "SIZE auto: 1000 equal backends' slot shares within 1% of even" \
+	awk '{ s += $2; c[NR] = $2 }
+	     END { e = s / NR; for (i in c) if (c[i] < e * 0.99 || c[i] > e * 1.01) exit 1
+		   exit s != 131071 || NR != 1000 }' "$TMP/out"
 
 # --- insertion order ------------------------------------------------------
 

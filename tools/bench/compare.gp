@@ -4,7 +4,7 @@
 # tools/bench/compare.gp writes DIR/compare.png and DIR/compare.svg.  The data
 # has one block per algorithm, in the order of "names" below (tools/bench/compare.c).
 
-names = "maglev-251 maglev-4093 maglev-65537 ring64-1 ring64-128 ring64-1024"
+names = "maglev-251 maglev-4093 maglev-65537 ring64-1 ring64-128 ring64-1024 maglev-auto"
 set datafile separator "\t"
 set datafile missing "nan"
 set logscale x
@@ -18,6 +18,7 @@ set style line 3 lc rgb "#08306b" lw 2 pt 7 ps 0.6
 set style line 4 lc rgb "#fdae6b" lw 2 pt 5 ps 0.6 dt 2
 set style line 5 lc rgb "#e6550d" lw 2 pt 5 ps 0.6 dt 2
 set style line 6 lc rgb "#7f2704" lw 2 pt 5 ps 0.6 dt 2
+set style line 7 lc rgb "#31a354" lw 2 pt 9 ps 0.8
 
 do for [fmt in "png svg"] {
 	if (fmt eq "png") {
@@ -33,7 +34,7 @@ do for [fmt in "png svg"] {
 	set yrange [0.9:20]
 	set ylabel "busiest / ideal"
 	set label 1 "seed 002 ch2 limit\n(27% of 4000 keys, N=8)" at 9,2.16 left font ",8"
-	plot for [i=0:5] data index i using 2:4 with linespoints ls (i + 1) title word(names, i + 1), \
+	plot for [i=0:6] data index i using 2:4 with linespoints ls (i + 1) title word(names, i + 1), \
 		"+" using (8):(2.16) every ::0::0 with points pt 2 ps 2 lc rgb "red" notitle
 	unset label 1
 
@@ -42,13 +43,13 @@ do for [fmt in "png svg"] {
 	set yrange [0.1:20]
 	set ylabel "moved / ideal"
 	set label 1 "seed 002 ch4 limit (28%, N=8)" at 9,2.52 left font ",8"
-	plot for [i=0:5] data index i using 2:($5 / $7) with linespoints ls (i + 1) title word(names, i + 1), \
+	plot for [i=0:6] data index i using 2:($5 / $7) with linespoints ls (i + 1) title word(names, i + 1), \
 		"+" using (8):(2.52) every ::0::0 with points pt 2 ps 2 lc rgb "red" notitle
 	unset label 1
 
 	set title "Removing one of N: keys moved / ideal 1/N"
 	set label 1 "seed 002 ch5 limit (28%, N=8)" at 9,2.24 left font ",8"
-	plot for [i=0:5] data index i using 2:($8 / $10) with linespoints ls (i + 1) title word(names, i + 1), \
+	plot for [i=0:6] data index i using 2:($8 / $10) with linespoints ls (i + 1) title word(names, i + 1), \
 		"+" using (8):(2.24) every ::0::0 with points pt 2 ps 2 lc rgb "red" notitle
 	unset label 1
 
@@ -56,17 +57,17 @@ do for [fmt in "png svg"] {
 	unset logscale y
 	set yrange [0:*]
 	set ylabel "% of keys"
-	plot for [i=0:5] data index i using 2:6 with linespoints ls (i + 1) title word(names, i + 1)
+	plot for [i=0:6] data index i using 2:6 with linespoints ls (i + 1) title word(names, i + 1)
 
 	set title "Memory a lookup needs"
 	set logscale y
 	set yrange [*:*]
 	set ylabel "bytes"
-	plot for [i=0:5] data index i using 2:11 with linespoints ls (i + 1) title word(names, i + 1)
+	plot for [i=0:6] data index i using 2:11 with linespoints ls (i + 1) title word(names, i + 1)
 
 	set title "Lookup of a hashed key (median ns, random keys)"
 	set ylabel "ns"
-	plot for [i=0:5] data index i using 2:12 with linespoints ls (i + 1) title word(names, i + 1)
+	plot for [i=0:6] data index i using 2:12 with linespoints ls (i + 1) title word(names, i + 1)
 
 	unset multiplot
 	unset output

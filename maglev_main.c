@@ -58,7 +58,8 @@
  * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
  * parameters are the values a new namespace starts with (a namespace owned
  * by another user namespace starts with the public all-zero key, so that
- * hash_key never reaches a container).  The key is
+ * hash_key never reaches a container, and there the table size and the
+ * hold-off are read-only, as IPVS's own resource sysctls are).  The key is
  * published with one pointer swap and used by the next lookup; tables do
  * not depend on it.  A table size write queues a rebuild of the
  * namespace's services.
@@ -389,8 +390,20 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 			  GFP_KERNEL_ACCOUNT);
 	if (!mn->ctl)
 		return -ENOMEM;
-	for (i = 0; i < n - 1; i++)
+	for (i = 0; i < n - 1; i++) {
 		mn->ctl[i].extra1 = mn;
+		/*
+		 * As IPVS does with the sysctls that set what a namespace may
+		 * cost the others (ip_vs_ctl.c): in a namespace owned by
+		 * another user namespace, the table size and the hold-off,
+		 * which set the work its builds take from the shared
+		 * workqueue, are read-only and keep the module parameters'
+		 * values.  Its key stays its own to set.
+		 */
+		if (net->user_ns != &init_user_ns &&
+		    mn->ctl[i].proc_handler != maglev_sysctl_key)
+			mn->ctl[i].mode = 0444;
+	}
 #ifdef MAGLEV_HAVE_SYSCTL_SZ
 	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl, n - 1);
 #else

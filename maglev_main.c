@@ -56,10 +56,12 @@
  *
  * Per namespace: the client hash key, the table size and the hold-off are
  * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
- * parameters are the values a new namespace starts with (a namespace owned
- * by another user namespace starts with the public all-zero key, so that
- * hash_key never reaches a container, and there the table size and the
- * hold-off are read-only, as IPVS's own resource sysctls are).  The key is
+ * parameters are the values a new namespace starts with, but for the key:
+ * hash_key is the initial namespace's, and every other one starts with the
+ * public all-zero key, so that no secret reaches a namespace (a container)
+ * it was not written to.  In a namespace owned by another user namespace
+ * the table size and the hold-off are read-only, as IPVS's own resource
+ * sysctls are.  The key is
  * published with one pointer swap and used by the next lookup; tables do
  * not depend on it.  A table size write queues a rebuild of the
  * namespace's services.
@@ -224,7 +226,7 @@ MODULE_PARM_DESC(holdoff_ms,
 		 "hold-off a new network namespace starts with (net.ipv4.vs.maglev_holdoff_ms), 0..10000 ms (default 50)");
 module_param_cb(hash_key, &maglev_key_param_ops, maglev_hash_key, 0600);
 MODULE_PARM_DESC(hash_key,
-		 "client hash key a new network namespace starts with (net.ipv4.vs.maglev_hash_key), 32 hex digits (default all zero: public)");
+		 "client hash key the initial network namespace starts with (net.ipv4.vs.maglev_hash_key; every other one starts with the public all-zero key), 32 hex digits (default all zero)");
 
 /* Sysctls: net.ipv4.vs.maglev_* of each network namespace */
 
@@ -672,13 +674,14 @@ static int __net_init maglev_net_init(struct net *net)
 	mn->net = net;
 	/*
 	 * The module parameters are the defaults of a new namespace, but for
-	 * the key of one owned by another user namespace: whoever owns that
-	 * one reads its key, so it starts with the public default.
+	 * the key: whoever has CAP_NET_ADMIN in a namespace reads its key, a
+	 * pod's CNI plugin or sidecar too, so only the initial namespace
+	 * starts with hash_key and every other with the public default.
 	 */
 	kernel_param_lock(THIS_MODULE);
 	mn->table_size = maglev_table_size;
 	mn->holdoff_ms = maglev_holdoff_ms;
-	ret = maglev_set_key(mn, net->user_ns == &init_user_ns ?
+	ret = maglev_set_key(mn, net_eq(net, &init_net) ?
 			     maglev_hash_key : maglev_public_key);
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)

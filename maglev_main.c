@@ -228,7 +228,7 @@ module_param_cb(hash_key, &maglev_key_param_ops, maglev_hash_key, 0600);
 MODULE_PARM_DESC(hash_key,
 		 "client hash key the initial network namespace starts with (net.ipv4.vs.maglev_hash_key; every other one starts with the public all-zero key), 32 hex digits (default all zero)");
 
-/* Sysctls: net.ipv4.vs.maglev_* of each network namespace */
+/* Keys */
 
 static void maglev_key_free_rcu(struct rcu_head *head)
 {
@@ -252,6 +252,13 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 		call_rcu(&old->rcu, maglev_key_free_rcu);
 	return 0;
 }
+
+/*
+ * Sysctls: net.ipv4.vs.maglev_* of each network namespace.  Without
+ * CONFIG_SYSCTL there are none, and the module parameters alone set what
+ * a namespace starts with, as IPVS itself works without sysctls.
+ */
+#ifdef CONFIG_SYSCTL
 
 /*
  * Read or write an unsigned number sysctl through *@val, which holds the
@@ -417,6 +424,25 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 	}
 	return 0;
 }
+
+static void maglev_sysctl_unregister(struct maglev_net *mn)
+{
+	unregister_net_sysctl_table(mn->sysctl);
+	kfree(mn->ctl);
+}
+
+#else /* !CONFIG_SYSCTL */
+
+static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
+{
+	return 0;
+}
+
+static void maglev_sysctl_unregister(struct maglev_net *mn)
+{
+}
+
+#endif /* CONFIG_SYSCTL */
 
 /* Scheduler ops */
 
@@ -695,8 +721,7 @@ static int __net_init maglev_net_init(struct net *net)
 	return 0;
 
 fail_sysctl:
-	unregister_net_sysctl_table(mn->sysctl);
-	kfree(mn->ctl);
+	maglev_sysctl_unregister(mn);
 fail_key:
 	kfree_sensitive(rcu_dereference_protected(mn->key, true));
 	return ret;
@@ -714,8 +739,7 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 * Builds still running then touch only their own memory.
 	 */
 	maglev_proc_exit(net);
-	unregister_net_sysctl_table(mn->sysctl);
-	kfree(mn->ctl);
+	maglev_sysctl_unregister(mn);
 	old = rcu_replace_pointer(mn->key, &maglev_exit_key, true);
 	call_rcu(&old->rcu, maglev_key_free_rcu);
 }

@@ -2,7 +2,8 @@
 # compile-test.sh: build ip_vs_maglev.ko with W=1 against Debian's stock
 # 6.1 and 6.12 cloud headers, and it with and without its KUnit suites
 # (MAGLEV_KUNIT=1) against the test kernel (the stock kernels lack
-# CONFIG_KUNIT) and against a 32-bit x86
+# CONFIG_KUNIT), against the test kernel without sysctl support
+# (KFLAVOUR=nosysctl), and against a 32-bit x86
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol, and against the 6.1 headers rewritten to the
@@ -188,7 +189,19 @@ if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
 else
 	fail "compile: rewrite the 6.1 headers to the form before dest->cflags"
 fi
-compile test-kernel "$("$TOP/scripts/build-kernel.sh")"
+kdir=$("$TOP/scripts/build-kernel.sh")
+compile test-kernel "$kdir"
+# A kernel without sysctl support (kconfig/nosysctl.config): the sysctl
+# code is left out and the module builds, with and without KUnit.
+if kdir=$(KFLAVOUR=nosysctl "$TOP/scripts/build-kernel.sh"); then
+	if grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
+		fail "compile nosysctl: the nosysctl kernel has CONFIG_SYSCTL"
+	else
+		compile nosysctl "$kdir"
+	fi
+else
+	fail "compile nosysctl: cannot build the kernel of KFLAVOUR=nosysctl"
+fi
 if kdir=$(i386_tree); then
 	compile i386 "$kdir" i386
 else

@@ -16,6 +16,26 @@ static void maglev_test_kfree(void *p)
 	kfree(p);
 }
 
+/*
+ * Set or clear a made-up destination's availability where the kernel keeps
+ * it: dest->cflags, or dest->flags before the cflags backport (as
+ * maglev_dest_available() reads it).
+ */
+static void test_set_available(struct ip_vs_dest *d, bool on)
+{
+#ifdef MAGLEV_HAVE_DEST_CFLAGS
+	if (on)
+		d->cflags |= IP_VS_DEST_CF_AVAILABLE;
+	else
+		d->cflags &= ~IP_VS_DEST_CF_AVAILABLE;
+#else
+	if (on)
+		d->flags |= IP_VS_DEST_F_AVAILABLE;
+	else
+		d->flags &= ~IP_VS_DEST_F_AVAILABLE;
+#endif
+}
+
 static struct ip_vs_dest *test_dest(struct kunit *test, int af,
 				    const char *addr, u16 port, int weight)
 {
@@ -34,7 +54,7 @@ static struct ip_vs_dest *test_dest(struct kunit *test, int af,
 	d->port = htons(port);
 	atomic_set(&d->weight, weight);
 	atomic_set(&d->last_weight, weight);
-	d->cflags = IP_VS_DEST_CF_AVAILABLE;
+	test_set_available(d, true);
 	refcount_set(&d->refcnt, 1);
 	return d;
 }
@@ -446,10 +466,10 @@ static void maglev_fallback_test(struct kunit *test)
 		atomic_set(&first->weight, 1);
 
 		/* Removed (not available): never chosen either. */
-		first->cflags &= ~IP_VS_DEST_CF_AVAILABLE;
+		test_set_available(first, false);
 		got = maglev_fallback(lut, h);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
-		first->cflags |= IP_VS_DEST_CF_AVAILABLE;
+		test_set_available(first, true);
 
 		/* Overloaded: unavailable, but not retired. */
 		first->flags |= IP_VS_DEST_F_OVERLOAD;

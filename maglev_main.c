@@ -40,9 +40,10 @@
  * yet, an empty one, or one whose destinations are all retired while the
  * service has a new or restored one), schedule() picks an available
  * destination from the service's own list by the client hash: O(N), and
- * only until the next table is published.  A removed destination or one
- * with weight 0 gets no new connection once ipvsadm has returned (IPVS
- * clears its availability, and the table's choice falls back).
+ * only until the next table is published.  A removed destination, one
+ * with weight 0 and one IPVS gave to another service gets no new
+ * connection once ipvsadm has returned (IPVS clears its availability or
+ * rebinds dest->svc, and the table's choice falls back).
  *
  * Lifetimes.  A published table holds one reference on each of its
  * destinations.  The service's state is reference counted (the IPVS
@@ -524,19 +525,27 @@ static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
 }
 
 /*
- * Weight 0 or removed: the next table drops the destination (or a build
- * failed and the table still names it).  Its new connections always go
- * elsewhere.
+ * Weight 0, removed, or no longer @svc's: the next table drops the
+ * destination (or a build failed and the table still names it).  Its new
+ * connections always go elsewhere.  A removed destination waits in IPVS's
+ * trash, and ip_vs_trash_get_dest() hands it to whichever service adds it
+ * again: for a fwmark it does not compare the service's address family, so
+ * one removed from FWM 42 and added to FWM6 42 comes back available, but
+ * bound to the other service (dest->svc), while FWM 42's table still
+ * names it.
  */
-static bool maglev_dest_retired(const struct ip_vs_dest *dest)
+static bool maglev_dest_retired(const struct ip_vs_service *svc,
+				const struct ip_vs_dest *dest)
 {
 	return atomic_read(&dest->weight) <= 0 ||
-	       !maglev_dest_available(dest);
+	       !maglev_dest_available(dest) ||
+	       rcu_access_pointer(dest->svc) != svc;
 }
 
-static bool maglev_dest_unavailable(const struct ip_vs_dest *dest)
+static bool maglev_dest_unavailable(const struct ip_vs_service *svc,
+				    const struct ip_vs_dest *dest)
 {
-	return maglev_dest_retired(dest) ||
+	return maglev_dest_retired(svc, dest) ||
 	       dest->flags & IP_VS_DEST_F_OVERLOAD;
 }
 
@@ -561,7 +570,8 @@ static __be16 maglev_client_port(const struct sk_buff *skb,
  * The table's choice is unavailable: a few rehashes of the client hash,
  * then a walk over the table's N destinations from a hash-derived index.
  */
-static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
+static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
+					  const struct maglev_lut *lut,
 					  u64 hash)
 {
 	struct ip_vs_dest *dest;
@@ -572,7 +582,7 @@ static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
 		if (idx >= lut->nr)
 			return NULL;
 		dest = lut->dest[idx];
-		if (!maglev_dest_unavailable(dest))
+		if (!maglev_dest_unavailable(svc, dest))
 			return dest;
 	}
 
@@ -580,7 +590,7 @@ static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
 	idx = (u32)(((hash & 0xffffffff) * lut->nr) >> 32);
 	for (i = 0; i < lut->nr; i++) {
 		dest = lut->dest[idx];
-		if (!maglev_dest_unavailable(dest))
+		if (!maglev_dest_unavailable(svc, dest))
 			return dest;
 		if (++idx == lut->nr)
 			idx = 0;
@@ -601,7 +611,7 @@ static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u64 hash)
 
 	skip = (u32)(((hash & 0xffffffff) * n) >> 32);
 	list_for_each_entry_rcu(dest, &svc->destinations, n_list) {
-		if (maglev_dest_unavailable(dest))
+		if (maglev_dest_unavailable(svc, dest))
 			continue;
 		if (!first)
 			first = dest;
@@ -659,14 +669,14 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		idx = maglev_lookup(lut->table, hash);
 		if (likely(idx < lut->nr)) {
 			dest = lut->dest[idx];
-			if (unlikely(maglev_dest_unavailable(dest))) {
+			if (unlikely(maglev_dest_unavailable(svc, dest))) {
 				/* Overloaded, no flag-1: refused, as documented. */
 				if (!(svc->flags & MAGLEV_F_FALLBACK) &&
-				    !maglev_dest_retired(dest)) {
+				    !maglev_dest_retired(svc, dest)) {
 					dest = NULL;
 					goto out;
 				}
-				dest = maglev_fallback(lut, hash);
+				dest = maglev_fallback(svc, lut, hash);
 			}
 		}
 	}

@@ -68,7 +68,8 @@
  * namespace's services.
  */
 
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define KMSG_COMPONENT "IPVS"
+#define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/hex.h>
@@ -140,13 +141,13 @@ static int maglev_size_set(const char *val, const struct kernel_param *kp)
 
 	ret = kstrtouint(val, 0, &size);
 	if (ret) {
-		pr_err("table_size: not an unsigned number\n");
+		pr_info(KBUILD_MODNAME ".table_size: not an unsigned number\n");
 		return -EINVAL;
 	}
 	ret = maglev_check_size(size, &why);
 	if (ret) {
-		pr_err("table_size %u rejected: %s\n", size,
-		       why ? why : "invalid size");
+		pr_info(KBUILD_MODNAME ".table_size %u rejected: %s\n", size,
+			why ? why : "invalid size");
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = size;
@@ -163,8 +164,8 @@ static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
 	unsigned int ms;
 
 	if (kstrtouint(val, 0, &ms) || ms > MAGLEV_HOLDOFF_MAX_MS) {
-		pr_err("holdoff_ms: not a number of milliseconds in 0..%u\n",
-		       MAGLEV_HOLDOFF_MAX_MS);
+		pr_info(KBUILD_MODNAME ".holdoff_ms: not a number of milliseconds in 0..%u\n",
+			MAGLEV_HOLDOFF_MAX_MS);
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = ms;
@@ -200,7 +201,7 @@ static int maglev_key_param_set(const char *val,
 	u8 b[MAGLEV_KEY_BYTES];
 
 	if (maglev_parse_key(val, strlen(val), b)) {
-		pr_err("hash_key: not 32 hex digits\n");
+		pr_info(KBUILD_MODNAME ".hash_key: not 32 hex digits\n");
 		return -EINVAL;
 	}
 	memcpy(kp->arg, b, sizeof(b));
@@ -292,8 +293,8 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 	if (ret <= 0)
 		return ret;
 	if (maglev_check_size(size, &why)) {
-		pr_err_ratelimited("maglev_table_size %u rejected: %s\n", size,
-				   why ? why : "invalid size");
+		pr_info_ratelimited("maglev_table_size %u rejected: %s\n", size,
+				    why ? why : "invalid size");
 		return -EINVAL;
 	}
 	mutex_lock(&mn->cfg_lock);
@@ -316,8 +317,8 @@ static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 	if (ret <= 0)
 		return ret;
 	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
-		pr_err_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
-				   ms, MAGLEV_HOLDOFF_MAX_MS);
+		pr_info_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
+				    ms, MAGLEV_HOLDOFF_MAX_MS);
 		return -EINVAL;
 	}
 	WRITE_ONCE(mn->holdoff_ms, ms);
@@ -358,7 +359,7 @@ static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
 	if (write && !ret) {
 		if (maglev_parse_key(text, strlen(text), b)) {
-			pr_err_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
+			pr_info_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
 			ret = -EINVAL;
 		} else {
 			ret = maglev_set_key(mn, b);

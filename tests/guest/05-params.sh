@@ -5,7 +5,7 @@
 # - Invalid sysctl values (a table size that is not a prime in
 #   251..5000011, a hold-off above 10000 ms, a key that is not 32 hex
 #   digits) are refused, leave the value alone and are explained in the
-#   kernel log.
+#   kernel log, at info level with IPVS's prefix "IPVS: ".
 # - A table size write rebuilds the namespace's services at once (gen + 1).
 # - A key write changes the choices as maglev-sim's KEY predicts, shows the
 #   key's fingerprint in /proc and does not rebuild (gen, digest unchanged).
@@ -41,10 +41,14 @@ refused() {
 		"$(sysctl_get "$_name")" "$_was"
 }
 
-# logged TEXT PATTERN: the kernel log has a line matching PATTERN.
+# logged TEXT PATTERN: the kernel log has a line matching PATTERN, at
+# info level (6) with IPVS's prefix: bad input is the writer's error, not
+# the kernel's.
 logged() {
-	if dmesg | grep -q "$2"; then
-		pass "$1"
+	if dmesg -r | grep -q "^<6>IPVS: .*$2"; then
+		pass "$1 (info level, IPVS: prefix)"
+	elif dmesg | grep -q "$2"; then
+		fail "$1: logged, but not at info level with 'IPVS: ': $(dmesg -r | grep "$2" | head -n 1)"
 	else
 		fail "$1: no kernel log line '$2'"
 	fi

@@ -389,19 +389,27 @@ static struct ctl_table maglev_ctl_template[] = {
 		.mode		= 0600,
 		.proc_handler	= maglev_sysctl_key,
 	},
-	{ }
+#ifndef MAGLEV_HAVE_SYSCTL_SZ
+	{ }	/* 6.1's register_net_sysctl() ends the table at a sentinel */
+#endif
 };
+
+/* The sysctls of the template, without its sentinel if it has one. */
+#ifdef MAGLEV_HAVE_SYSCTL_SZ
+#define MAGLEV_NR_SYSCTLS	ARRAY_SIZE(maglev_ctl_template)
+#else
+#define MAGLEV_NR_SYSCTLS	(ARRAY_SIZE(maglev_ctl_template) - 1)
+#endif
 
 static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 {
-	size_t n = ARRAY_SIZE(maglev_ctl_template);
 	size_t i;
 
 	mn->ctl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
 			  GFP_KERNEL_ACCOUNT);
 	if (!mn->ctl)
 		return -ENOMEM;
-	for (i = 0; i < n - 1; i++) {
+	for (i = 0; i < MAGLEV_NR_SYSCTLS; i++) {
 		mn->ctl[i].extra1 = mn;
 		/*
 		 * As IPVS does with the sysctls that set what a namespace may
@@ -416,7 +424,8 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 			mn->ctl[i].mode = 0444;
 	}
 #ifdef MAGLEV_HAVE_SYSCTL_SZ
-	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl, n - 1);
+	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl,
+					    MAGLEV_NR_SYSCTLS);
 #else
 	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", mn->ctl);
 #endif

@@ -702,13 +702,6 @@ out:
 
 /* Registration */
 
-/*
- * What a namespace's lookups use after its exit started: IPVS flushes the
- * services only after this module's pernet exit, so a packet may still be
- * scheduled meanwhile.  Never freed.
- */
-static struct maglev_key maglev_exit_key;
-
 static int __net_init maglev_net_init(struct net *net)
 {
 	struct maglev_net *mn = maglev_pernet(net);
@@ -750,18 +743,24 @@ fail_key:
 static void __net_exit maglev_net_exit(struct net *net)
 {
 	struct maglev_net *mn = maglev_pernet(net);
-	struct maglev_key *old;
 
 	/*
 	 * IPVS flushes the namespace's services (done_service) from its own
 	 * pernet exit, after this one; the list and its lock live in the
 	 * pernet storage, which is freed only after every exit method ran.
 	 * Builds still running then touch only their own memory.
+	 *
+	 * No lookup starts any more: a namespace's device exits run before
+	 * every subsystem exit, and IPVS's (__ip_vs_dev_cleanup_batch() in
+	 * ip_vs_core.c) unregistered its hooks.  /proc and the sysctls are
+	 * gone once removed.  A lookup that started before still holds the
+	 * RCU read lock (hook unregistration does not wait for it), so the
+	 * key is freed after a grace period.
 	 */
 	maglev_proc_exit(net);
 	maglev_sysctl_unregister(mn);
-	old = rcu_replace_pointer(mn->key, &maglev_exit_key, true);
-	call_rcu(&old->rcu, maglev_key_free_rcu);
+	call_rcu(&rcu_dereference_protected(mn->key, true)->rcu,
+		 maglev_key_free_rcu);
 }
 
 static struct pernet_operations maglev_net_ops = {

@@ -46,7 +46,6 @@ uninstall:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null
-	-$(MAKE) -C $(KDIR) M=$(PWD)/kunit clean 2>/dev/null
 	rm -rf $(BUILD)
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers
 	rm -f kunit/*.o kunit/*.ko kunit/*.mod kunit/*.mod.c kunit/.*.cmd \

@@ -7,7 +7,8 @@
  * comment.
  */
 
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define KMSG_COMPONENT "IPVS"
+#define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -507,7 +508,7 @@ fail:
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
 		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
-	pr_warn_ratelimited("%s: table build (%u dests) failed: %s (%d)%s\n",
+	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
 			    ms->name, nr, why ? why : "out of memory", ret,
 			    ret == -ENOMEM ? "; retrying" : "");
 	return ret;

@@ -56,9 +56,10 @@
  * yet, an empty one, or one whose destinations are all retired while the
  * service has a new or restored one), schedule() picks an available
  * destination from the service's own list by the client hash: O(N), and
- * only until the next table is published.  A removed destination or one
- * with weight 0 gets no new connection once ipvsadm has returned (IPVS
- * clears its availability, and the table's choice falls back).
+ * only until the next table is published.  A removed destination, one
+ * with weight 0 and one IPVS gave to another service gets no new
+ * connection once ipvsadm has returned (IPVS clears its availability or
+ * rebinds dest->svc, and the table's choice falls back).
  *
  * Lifetimes.  A published descriptor holds one reference on each of its
  * destinations and one on its shared table; the last descriptor's RCU
@@ -78,15 +79,19 @@
  *
  * Per namespace: the client hash key, the table size and the hold-off are
  * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
- * parameters are the values a new namespace starts with (a namespace owned
- * by another user namespace starts with the public all-zero key, so that
- * hash_key never reaches a container).  The key is
+ * parameters are the values a new namespace starts with, but for the key:
+ * hash_key is the initial namespace's, and every other one starts with the
+ * public all-zero key, so that no secret reaches a namespace (a container)
+ * it was not written to.  In a namespace owned by another user namespace
+ * the table size and the hold-off are read-only, as IPVS's own resource
+ * sysctls are.  The key is
  * published with one pointer swap and used by the next lookup; tables do
  * not depend on it.  A table size write queues a rebuild of the
  * namespace's services.
  */
 
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define KMSG_COMPONENT "IPVS"
+#define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/hex.h>
@@ -186,10 +191,10 @@ static int maglev_size_set(const char *val, const struct kernel_param *kp)
 
 	if (maglev_parse_size(val, &size, &why)) {
 		if (why)
-			pr_err("table_size %.*s rejected: %s\n",
-			       (int)strcspn(val, "\n"), val, why);
+			pr_info(KBUILD_MODNAME ".table_size %.*s rejected: %s\n",
+				(int)strcspn(val, "\n"), val, why);
 		else
-			pr_err("table_size: not auto or an unsigned number\n");
+			pr_info(KBUILD_MODNAME ".table_size: not auto or an unsigned number\n");
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = size;
@@ -214,8 +219,8 @@ static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
 	unsigned int ms;
 
 	if (kstrtouint(val, 0, &ms) || ms > MAGLEV_HOLDOFF_MAX_MS) {
-		pr_err("holdoff_ms: not a number of milliseconds in 0..%u\n",
-		       MAGLEV_HOLDOFF_MAX_MS);
+		pr_info(KBUILD_MODNAME ".holdoff_ms: not a number of milliseconds in 0..%u\n",
+			MAGLEV_HOLDOFF_MAX_MS);
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = ms;
@@ -251,7 +256,7 @@ static int maglev_key_param_set(const char *val,
 	u8 b[MAGLEV_KEY_BYTES];
 
 	if (maglev_parse_key(val, strlen(val), b)) {
-		pr_err("hash_key: not 32 hex digits\n");
+		pr_info(KBUILD_MODNAME ".hash_key: not 32 hex digits\n");
 		return -EINVAL;
 	}
 	memcpy(kp->arg, b, sizeof(b));
@@ -278,9 +283,9 @@ MODULE_PARM_DESC(holdoff_ms,
 		 "hold-off a new network namespace starts with (net.ipv4.vs.maglev_holdoff_ms), 0..10000 ms (default 50)");
 module_param_cb(hash_key, &maglev_key_param_ops, maglev_hash_key, 0600);
 MODULE_PARM_DESC(hash_key,
-		 "client hash key a new network namespace starts with (net.ipv4.vs.maglev_hash_key), 32 hex digits (default all zero: public)");
+		 "client hash key the initial network namespace starts with (net.ipv4.vs.maglev_hash_key; every other one starts with the public all-zero key), 32 hex digits (default all zero)");
 
-/* Sysctls: net.ipv4.vs.maglev_* of each network namespace */
+/* Keys */
 
 static void maglev_key_free_rcu(struct rcu_head *head)
 {
@@ -304,6 +309,13 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 		call_rcu(&old->rcu, maglev_key_free_rcu);
 	return 0;
 }
+
+/*
+ * Sysctls: net.ipv4.vs.maglev_* of each network namespace.  Without
+ * CONFIG_SYSCTL there are none, and the module parameters alone set what
+ * a namespace starts with, as IPVS itself works without sysctls.
+ */
+#ifdef CONFIG_SYSCTL
 
 /*
  * Read or write an unsigned number sysctl through *@val, which holds the
@@ -348,8 +360,8 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 	if (strnlen(text, sizeof(text)) >= sizeof(text) - 1 ||
 	    maglev_parse_size(text, &size, &why)) {
 		if (why)
-			pr_err_ratelimited("maglev_table_size %s rejected: %s\n",
-					   text, why);
+			pr_info_ratelimited("maglev_table_size %s rejected: %s\n",
+					    text, why);
 		return -EINVAL;
 	}
 	mutex_lock(&mn->cfg_lock);
@@ -372,8 +384,8 @@ static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 	if (ret <= 0)
 		return ret;
 	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
-		pr_err_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
-				   ms, MAGLEV_HOLDOFF_MAX_MS);
+		pr_info_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
+				    ms, MAGLEV_HOLDOFF_MAX_MS);
 		return -EINVAL;
 	}
 	WRITE_ONCE(mn->holdoff_ms, ms);
@@ -414,7 +426,7 @@ static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
 	if (write && !ret) {
 		if (maglev_parse_key(text, strlen(text), b)) {
-			pr_err_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
+			pr_info_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
 			ret = -EINVAL;
 		} else {
 			ret = maglev_set_key(mn, b);
@@ -444,22 +456,43 @@ static struct ctl_table maglev_ctl_template[] = {
 		.mode		= 0600,
 		.proc_handler	= maglev_sysctl_key,
 	},
-	{ }
+#ifndef MAGLEV_HAVE_SYSCTL_SZ
+	{ }	/* 6.1's register_net_sysctl() ends the table at a sentinel */
+#endif
 };
+
+/* The sysctls of the template, without its sentinel if it has one. */
+#ifdef MAGLEV_HAVE_SYSCTL_SZ
+#define MAGLEV_NR_SYSCTLS	ARRAY_SIZE(maglev_ctl_template)
+#else
+#define MAGLEV_NR_SYSCTLS	(ARRAY_SIZE(maglev_ctl_template) - 1)
+#endif
 
 static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 {
-	size_t n = ARRAY_SIZE(maglev_ctl_template);
 	size_t i;
 
 	mn->ctl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
 			  GFP_KERNEL_ACCOUNT);
 	if (!mn->ctl)
 		return -ENOMEM;
-	for (i = 0; i < n - 1; i++)
+	for (i = 0; i < MAGLEV_NR_SYSCTLS; i++) {
 		mn->ctl[i].extra1 = mn;
+		/*
+		 * As IPVS does with the sysctls that set what a namespace may
+		 * cost the others (ip_vs_ctl.c): in a namespace owned by
+		 * another user namespace, the table size and the hold-off,
+		 * which set the work its builds take from the shared
+		 * workqueue, are read-only and keep the module parameters'
+		 * values.  Its key stays its own to set.
+		 */
+		if (net->user_ns != &init_user_ns &&
+		    mn->ctl[i].proc_handler != maglev_sysctl_key)
+			mn->ctl[i].mode = 0444;
+	}
 #ifdef MAGLEV_HAVE_SYSCTL_SZ
-	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl, n - 1);
+	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl,
+					    MAGLEV_NR_SYSCTLS);
 #else
 	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", mn->ctl);
 #endif
@@ -469,6 +502,25 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 	}
 	return 0;
 }
+
+static void maglev_sysctl_unregister(struct maglev_net *mn)
+{
+	unregister_net_sysctl_table(mn->sysctl);
+	kfree(mn->ctl);
+}
+
+#else /* !CONFIG_SYSCTL */
+
+static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
+{
+	return 0;
+}
+
+static void maglev_sysctl_unregister(struct maglev_net *mn)
+{
+}
+
+#endif /* CONFIG_SYSCTL */
 
 /* Scheduler ops */
 
@@ -554,19 +606,27 @@ static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
 }
 
 /*
- * Weight 0 or removed: the next table drops the destination (or a build
- * failed and the table still names it).  Its new connections always go
- * elsewhere.
+ * Weight 0, removed, or no longer @svc's: the next table drops the
+ * destination (or a build failed and the table still names it).  Its new
+ * connections always go elsewhere.  A removed destination waits in IPVS's
+ * trash, and ip_vs_trash_get_dest() hands it to whichever service adds it
+ * again: for a fwmark it does not compare the service's address family, so
+ * one removed from FWM 42 and added to FWM6 42 comes back available, but
+ * bound to the other service (dest->svc), while FWM 42's table still
+ * names it.
  */
-static bool maglev_dest_retired(const struct ip_vs_dest *dest)
+static bool maglev_dest_retired(const struct ip_vs_service *svc,
+				const struct ip_vs_dest *dest)
 {
 	return atomic_read(&dest->weight) <= 0 ||
-	       !maglev_dest_available(dest);
+	       !maglev_dest_available(dest) ||
+	       rcu_access_pointer(dest->svc) != svc;
 }
 
-static bool maglev_dest_unavailable(const struct ip_vs_dest *dest)
+static bool maglev_dest_unavailable(const struct ip_vs_service *svc,
+				    const struct ip_vs_dest *dest)
 {
-	return maglev_dest_retired(dest) ||
+	return maglev_dest_retired(svc, dest) ||
 	       dest->flags & IP_VS_DEST_F_OVERLOAD;
 }
 
@@ -591,7 +651,8 @@ static __be16 maglev_client_port(const struct sk_buff *skb,
  * The table's choice is unavailable: a few rehashes of the client hash,
  * then a walk over the table's N destinations from a hash-derived index.
  */
-static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
+static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
+					  const struct maglev_lut *lut,
 					  u64 hash)
 {
 	struct ip_vs_dest *dest;
@@ -602,7 +663,7 @@ static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
 		if (idx >= lut->nr)
 			return NULL;
 		dest = lut->dest[idx];
-		if (!maglev_dest_unavailable(dest))
+		if (!maglev_dest_unavailable(svc, dest))
 			return dest;
 	}
 
@@ -610,7 +671,7 @@ static struct ip_vs_dest *maglev_fallback(const struct maglev_lut *lut,
 	idx = (u32)(((hash & 0xffffffff) * lut->nr) >> 32);
 	for (i = 0; i < lut->nr; i++) {
 		dest = lut->dest[idx];
-		if (!maglev_dest_unavailable(dest))
+		if (!maglev_dest_unavailable(svc, dest))
 			return dest;
 		if (++idx == lut->nr)
 			idx = 0;
@@ -631,7 +692,7 @@ static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u64 hash)
 
 	skip = (u32)(((hash & 0xffffffff) * n) >> 32);
 	list_for_each_entry_rcu(dest, &svc->destinations, n_list) {
-		if (maglev_dest_unavailable(dest))
+		if (maglev_dest_unavailable(svc, dest))
 			continue;
 		if (!first)
 			first = dest;
@@ -689,14 +750,14 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		idx = maglev_lookup(lut->table, hash);
 		if (likely(idx < lut->nr)) {
 			dest = lut->dest[idx];
-			if (unlikely(maglev_dest_unavailable(dest))) {
+			if (unlikely(maglev_dest_unavailable(svc, dest))) {
 				/* Overloaded, no flag-1: refused, as documented. */
 				if (!(svc->flags & MAGLEV_F_FALLBACK) &&
-				    !maglev_dest_retired(dest)) {
+				    !maglev_dest_retired(svc, dest)) {
 					dest = NULL;
 					goto out;
 				}
-				dest = maglev_fallback(lut, hash);
+				dest = maglev_fallback(svc, lut, hash);
 			}
 		}
 	}
@@ -712,13 +773,6 @@ out:
 
 /* Registration */
 
-/*
- * What a namespace's lookups use after its exit started: IPVS flushes the
- * services only after this module's pernet exit, so a packet may still be
- * scheduled meanwhile.  Never freed.
- */
-static struct maglev_key maglev_exit_key;
-
 static int __net_init maglev_net_init(struct net *net)
 {
 	struct maglev_net *mn = maglev_pernet(net);
@@ -730,13 +784,14 @@ static int __net_init maglev_net_init(struct net *net)
 	mn->net = net;
 	/*
 	 * The module parameters are the defaults of a new namespace, but for
-	 * the key of one owned by another user namespace: whoever owns that
-	 * one reads its key, so it starts with the public default.
+	 * the key: whoever has CAP_NET_ADMIN in a namespace reads its key, a
+	 * pod's CNI plugin or sidecar too, so only the initial namespace
+	 * starts with hash_key and every other with the public default.
 	 */
 	kernel_param_lock(THIS_MODULE);
 	mn->table_size = maglev_table_size;
 	mn->holdoff_ms = maglev_holdoff_ms;
-	ret = maglev_set_key(mn, net->user_ns == &init_user_ns ?
+	ret = maglev_set_key(mn, net_eq(net, &init_net) ?
 			     maglev_hash_key : maglev_public_key);
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
@@ -755,8 +810,7 @@ static int __net_init maglev_net_init(struct net *net)
 	return 0;
 
 fail_sysctl:
-	unregister_net_sysctl_table(mn->sysctl);
-	kfree(mn->ctl);
+	maglev_sysctl_unregister(mn);
 fail_cache:
 	maglev_cache_put(mn->cache);
 fail_key:
@@ -767,7 +821,6 @@ fail_key:
 static void __net_exit maglev_net_exit(struct net *net)
 {
 	struct maglev_net *mn = maglev_pernet(net);
-	struct maglev_key *old;
 
 	/*
 	 * IPVS flushes the namespace's services (done_service) from its own
@@ -775,13 +828,19 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 * pernet storage, which is freed only after every exit method ran.
 	 * Builds still running then touch only their own memory and the
 	 * table cache, which their services keep alive.
+	 *
+	 * No lookup starts any more: a namespace's device exits run before
+	 * every subsystem exit, and IPVS's (__ip_vs_dev_cleanup_batch() in
+	 * ip_vs_core.c) unregistered its hooks.  /proc and the sysctls are
+	 * gone once removed.  A lookup that started before still holds the
+	 * RCU read lock (hook unregistration does not wait for it), so the
+	 * key is freed after a grace period.
 	 */
 	maglev_proc_exit(net);
-	unregister_net_sysctl_table(mn->sysctl);
-	kfree(mn->ctl);
+	maglev_sysctl_unregister(mn);
 	maglev_cache_put(mn->cache);
-	old = rcu_replace_pointer(mn->key, &maglev_exit_key, true);
-	call_rcu(&old->rcu, maglev_key_free_rcu);
+	call_rcu(&rcu_dereference_protected(mn->key, true)->rcu,
+		 maglev_key_free_rcu);
 }
 
 static struct pernet_operations maglev_net_ops = {

@@ -6,7 +6,8 @@
  * described in docs/reference.md.
  */
 
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define KMSG_COMPONENT "IPVS"
+#define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/proc_fs.h>

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Kernel interfaces that changed between the kernels this module builds on
 # (6.1 and later, stable updates included), detected in the headers; used
-# by Kbuild and kunit/Kbuild.
+# by Kbuild.
 maglev-has = $(shell grep -qs -E '$(2)' $(srctree)/$(1) && echo y)
 ifeq ($(call maglev-has,include/net/ip_vs.h,IP_VS_DEST_CF_AVAILABLE),y)
 ccflags-y += -DMAGLEV_HAVE_DEST_CFLAGS

@@ -16,6 +16,26 @@ static void maglev_test_kfree(void *p)
 	kfree(p);
 }
 
+/*
+ * Set or clear a made-up destination's availability where the kernel keeps
+ * it: dest->cflags, or dest->flags before the cflags backport (as
+ * maglev_dest_available() reads it).
+ */
+static void test_set_available(struct ip_vs_dest *d, bool on)
+{
+#ifdef MAGLEV_HAVE_DEST_CFLAGS
+	if (on)
+		d->cflags |= IP_VS_DEST_CF_AVAILABLE;
+	else
+		d->cflags &= ~IP_VS_DEST_CF_AVAILABLE;
+#else
+	if (on)
+		d->flags |= IP_VS_DEST_F_AVAILABLE;
+	else
+		d->flags &= ~IP_VS_DEST_F_AVAILABLE;
+#endif
+}
+
 static struct ip_vs_dest *test_dest(struct kunit *test, int af,
 				    const char *addr, u16 port, int weight)
 {
@@ -34,7 +54,7 @@ static struct ip_vs_dest *test_dest(struct kunit *test, int af,
 	d->port = htons(port);
 	atomic_set(&d->weight, weight);
 	atomic_set(&d->last_weight, weight);
-	d->cflags = IP_VS_DEST_CF_AVAILABLE;
+	test_set_available(d, true);
 	refcount_set(&d->refcnt, 1);
 	return d;
 }
@@ -125,8 +145,10 @@ static struct maglev_service *test_service(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, svc);
 	KUNIT_ASSERT_NOT_NULL(test, mn);
 	INIT_LIST_HEAD(&svc->destinations);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		list_add_tail(&d[i]->n_list, &svc->destinations);
+		RCU_INIT_POINTER(d[i]->svc, svc);
+	}
 	svc->num_dests = n;
 	svc->af = AF_INET;
 	svc->flags = MAGLEV_F_PORT;
@@ -383,8 +405,13 @@ static void maglev_queue_test(struct kunit *test)
 #define FB_N	5
 #define FB_SIZE	251
 
-/* A built table over FB_N IPv4 destinations 10.0.0.1..5:80, weight 1. */
-static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
+/*
+ * A built table over FB_N IPv4 destinations 10.0.0.1..5:80, weight 1, of
+ * the made-up service *@msp (if not NULL).
+ */
+static struct maglev_lut *test_lut_ms(struct kunit *test,
+				      struct ip_vs_dest **d,
+				      struct maglev_service **msp)
 {
 	struct maglev_service *ms;
 	struct maglev_lut *lut;
@@ -413,7 +440,14 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 	kvfree(work);
 	for (i = 0; i < FB_N; i++)
 		lut->dest[i] = lut->be[i].priv;
+	if (msp)
+		*msp = ms;
 	return lut;
+}
+
+static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
+{
+	return test_lut_ms(test, d, NULL);
 }
 
 static u64 test_hash(const u8 *key, size_t len)
@@ -424,7 +458,9 @@ static u64 test_hash(const u8 *key, size_t len)
 static void maglev_fallback_test(struct kunit *test)
 {
 	struct ip_vs_dest *d[FB_N], *first, *got, *again;
-	struct maglev_lut *lut = test_lut(test, d);
+	struct maglev_service *ms;
+	struct maglev_lut *lut = test_lut_ms(test, d, &ms);
+	struct ip_vs_service *svc = ms->svc;
 	u8 key[4] = { 10, 9, 0, 1 };
 	u32 k, i, idx, moved = 0;
 	u64 h;
@@ -438,25 +474,25 @@ static void maglev_fallback_test(struct kunit *test)
 
 		/* Drained: another destination, the same one every time. */
 		atomic_set(&first->weight, 0);
-		KUNIT_EXPECT_TRUE(test, maglev_dest_retired(first));
-		got = maglev_fallback(lut, h);
-		again = maglev_fallback(lut, h);
+		KUNIT_EXPECT_TRUE(test, maglev_dest_retired(svc, first));
+		got = maglev_fallback(svc, lut, h);
+		again = maglev_fallback(svc, lut, h);
 		KUNIT_EXPECT_NOT_NULL(test, got);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
 		KUNIT_EXPECT_PTR_EQ(test, got, again);
 		atomic_set(&first->weight, 1);
 
 		/* Removed (not available): never chosen either. */
-		first->cflags &= ~IP_VS_DEST_CF_AVAILABLE;
-		got = maglev_fallback(lut, h);
+		test_set_available(first, false);
+		got = maglev_fallback(svc, lut, h);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
-		first->cflags |= IP_VS_DEST_CF_AVAILABLE;
+		test_set_available(first, true);
 
 		/* Overloaded: unavailable, but not retired. */
 		first->flags |= IP_VS_DEST_F_OVERLOAD;
-		KUNIT_EXPECT_FALSE(test, maglev_dest_retired(first));
-		KUNIT_EXPECT_TRUE(test, maglev_dest_unavailable(first));
-		got = maglev_fallback(lut, h);
+		KUNIT_EXPECT_FALSE(test, maglev_dest_retired(svc, first));
+		KUNIT_EXPECT_TRUE(test, maglev_dest_unavailable(svc, first));
+		got = maglev_fallback(svc, lut, h);
 		KUNIT_EXPECT_PTR_NE(test, got, first);
 		first->flags &= ~IP_VS_DEST_F_OVERLOAD;
 		if (got != lut->dest[(idx + 1) % FB_N])
@@ -474,14 +510,14 @@ static void maglev_fallback_test(struct kunit *test)
 		idx = maglev_lookup(lut->table, h);
 		if (idx == 0)
 			continue;
-		KUNIT_EXPECT_PTR_EQ(test, maglev_fallback(lut, h),
+		KUNIT_EXPECT_PTR_EQ(test, maglev_fallback(svc, lut, h),
 				    lut->dest[0]);
 	}
 	/* None left: no destination. */
 	atomic_set(&lut->dest[0]->weight, 0);
 	key[3] = 1;
 	h = test_hash(key, sizeof(key));
-	KUNIT_EXPECT_NULL(test, maglev_fallback(lut, h));
+	KUNIT_EXPECT_NULL(test, maglev_fallback(svc, lut, h));
 	maglev_lut_free(lut);
 }
 
@@ -529,6 +565,46 @@ static void maglev_show_one_table_test(struct kunit *test)
 				  strnstr(seq.buf, " pending 1 gen 8 table_gen 7 ",
 					  seq.count),
 				  "%.*s", (int)seq.count, seq.buf);
+	RCU_INIT_POINTER(ms->lut, NULL);
+	maglev_lut_free(lut);
+}
+
+/*
+ * A destination of the table that now belongs to another service (removed
+ * from FWM 42, taken from the trash by FWM6 42, which IPVS allows for a
+ * fwmark): available, weight 1, and never chosen by this service again,
+ * through the table or its fallback.
+ */
+static void maglev_moved_dest_test(struct kunit *test)
+{
+	struct ip_vs_service *svc, *other;
+	struct ip_vs_dest *d[FB_N], *got, *again;
+	struct ip_vs_iphdr iph = { .protocol = IPPROTO_UDP };
+	struct maglev_service *ms;
+	struct maglev_lut *lut;
+	u32 k;
+
+	lut = test_lut_ms(test, d, &ms);
+	svc = ms->svc;
+	svc->flags = 0;		/* the address alone: no packet to parse */
+	svc->sched_data = ms;
+	rcu_assign_pointer(ms->lut, lut);
+	other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+
+	for (k = 0; k < 100; k++) {
+		iph.saddr.ip = htonl(0x0a090001 + k);
+		rcu_read_lock();
+		got = ip_vs_maglev_schedule(svc, NULL, &iph);
+		KUNIT_ASSERT_NOT_NULL(test, got);
+		RCU_INIT_POINTER(got->svc, other);
+		again = ip_vs_maglev_schedule(svc, NULL, &iph);
+		RCU_INIT_POINTER(got->svc, svc);
+		rcu_read_unlock();
+		KUNIT_EXPECT_NOT_NULL(test, again);
+		KUNIT_EXPECT_PTR_NE(test, again, got);
+		KUNIT_EXPECT_FALSE(test, maglev_dest_retired(svc, got));
+	}
 	RCU_INIT_POINTER(ms->lut, NULL);
 	maglev_lut_free(lut);
 }
@@ -674,6 +750,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_build_wait_test),
 	KUNIT_CASE(maglev_queue_test),
 	KUNIT_CASE(maglev_fallback_test),
+	KUNIT_CASE(maglev_moved_dest_test),
 	KUNIT_CASE(maglev_show_one_table_test),
 	KUNIT_CASE(maglev_mem_test),
 	KUNIT_CASE(maglev_cache_test),

@@ -3,8 +3,8 @@
 # QEMU boot of the test kernel, with the module's defaults. A benchmark: it
 # prints figures, it is not a test and passes on any speed.
 #
-# The guest runs parts a and b of guest test 21-scale-share
-# (tests/guest/21-scale-share.sh, SHARE_BENCH=1) with BENCH_SERVICES
+# The guest runs parts a and b of guest test 22-scale-share
+# (tests/guest/22-scale-share.sh, SHARE_BENCH=1) with BENCH_SERVICES
 # virtual services in groups of 4 sharing 3 endpoints, plus one of 100 and
 # one of 1000 endpoints: memory per virtual service against rr and the
 # kernel's own mh (slab objects + VmallocUsed, SUnreclaim + VmallocUsed,
@@ -49,7 +49,7 @@ cat >"$w/root/maglev/tests/bench-scale.sh" <<EOF
 #!/bin/sh
 SHARE_SERVICES=$S SHARE_BENCH=1 CATCHUP_TIMEOUT=$((QEMU_TIMEOUT - 120))
 export SHARE_SERVICES SHARE_BENCH CATCHUP_TIMEOUT
-exec /maglev/tests/21-scale-share.sh
+exec /maglev/tests/22-scale-share.sh
 EOF
 chmod +x "$w/root/maglev/tests/bench-scale.sh"
 

@@ -38,7 +38,23 @@ if [ ! -f "$dir/.unpacked" ]; then
 	touch "$dir/.unpacked"
 fi
 
-# check_config FRAG...: every line of the fragments must be in .config.
+# config_wanted FRAG...: each symbol's last setting in the fragments, in
+# the order of first mention (a later fragment overrides an earlier one,
+# as merge_config.sh does).
+config_wanted() {
+	awk '/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { sym = $2 }
+		/^CONFIG_/ { sym = $0; sub(/=.*/, "", sym) }
+		sym != "" {
+			if (!(sym in want))
+				order[++n] = sym
+			want[sym] = $0
+			sym = ""
+		}
+		END { for (i = 1; i <= n; i++) print want[order[i]] }' "$@"
+}
+
+# check_config FRAG...: every symbol's last setting in the fragments must
+# be in .config.
 check_config() {
 	local line sym bad=0
 	while IFS= read -r line; do
@@ -56,7 +72,7 @@ check_config() {
 				bad=1
 			fi ;;
 		esac
-	done < <(cat "$@")
+	done < <(config_wanted "$@")
 	return $bad
 }
 

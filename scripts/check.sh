@@ -11,6 +11,9 @@
 #                                        docs/), checkpatch --strict, sparse
 #   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
 #   vm       scripts/vm-test.sh          KUnit and tests/guest/ in QEMU
+#   vm-nosysctl scripts/vm-test.sh       KUnit and the guest tests marked
+#                                        "# nosysctl-kernel: yes" on
+#                                        KFLAVOUR=nosysctl (CONFIG_SYSCTL=n)
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
 #                                        lockdep, kmemleak, failslab)
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU
@@ -30,7 +33,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${CHECK_STEPS:-host compile static fuzz vm stock dkms keepalived deb fresh vm-debug}
+STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepalived deb fresh vm-debug}
 
 run_start=$(date +%s)
 declare -A took=()
@@ -49,6 +52,7 @@ step_cmd() {
 	static)	echo "$TOP/scripts/static-check.sh" ;;
 	fuzz)	echo "$TOP/tests/fuzz/run.sh" ;;
 	vm)	echo "$TOP/scripts/vm-test.sh" ;;
+	vm-nosysctl) echo "$TOP/scripts/vm-test.sh" ;;
 	vm-debug) echo "$TOP/scripts/vm-test.sh" ;;
 	stock)	echo "$TOP/scripts/stock-smoke.sh" ;;
 	dkms)	echo "$TOP/scripts/dkms-test.sh" ;;
@@ -63,6 +67,7 @@ step_cmd() {
 step_flavour() {
 	case $1 in
 	vm-debug) echo debug ;;
+	vm-nosysctl) echo nosysctl ;;
 	*)	echo "${KFLAVOUR:-default}" ;;
 	esac
 }

@@ -2,7 +2,9 @@
 # compile-test.sh: build ip_vs_maglev.ko with W=1 against Debian's stock
 # 6.1 and 6.12 cloud headers, and it with and without its KUnit suites
 # (MAGLEV_KUNIT=1) against the test kernel (the stock kernels lack
-# CONFIG_KUNIT) and against a 32-bit x86
+# CONFIG_KUNIT), against the test kernel rewritten to the form before
+# dest->cflags, against the test kernel without sysctl support
+# (KFLAVOUR=nosysctl), and against a 32-bit x86
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol, and against the 6.1 headers rewritten to the
@@ -188,7 +190,48 @@ if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
 else
 	fail "compile: rewrite the 6.1 headers to the form before dest->cflags"
 fi
-compile test-kernel "$("$TOP/scripts/build-kernel.sh")"
+kdir=$("$TOP/scripts/build-kernel.sh")
+compile test-kernel "$kdir"
+# The KUnit suites against the form before dest->cflags: the stock headers
+# have no CONFIG_KUNIT, so the test kernel's tree is rewritten the same
+# way (hard links; only include/net/ip_vs.h is a new file).
+# pre_cflags_kernel_tree KDIR: print the rewritten tree.
+pre_cflags_kernel_tree() {
+	local kdir=$1 dir="$w/pre-cflags-kunit" h
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -al "$kdir" "$dir/linux" || return 1
+	h=$dir/linux/include/net/ip_vs.h
+	grep -q IP_VS_DEST_CF_AVAILABLE "$h" || return 1
+	sed -i -e '/unsigned long[[:space:]]*cflags;/d' \
+		-e 's/IP_VS_DEST_CF_AVAILABLE/IP_VS_DEST_F_AVAILABLE/' "$h" || return 1
+	! grep -q cflags "$h" || return 1
+	echo "$dir/linux"
+}
+if kdir=$(pre_cflags_kernel_tree "$kdir"); then
+	compile test-kernel-pre-cflags "$kdir"
+	if grep -q -- -DMAGLEV_HAVE_DEST_CFLAGS \
+		"$w/src-test-kernel-pre-cflags/kunit/.maglev_table_test.o.cmd" 2>/dev/null ||
+	   [ ! -f "$w/src-test-kernel-pre-cflags/kunit/.maglev_table_test.o.cmd" ]; then
+		fail "compile test-kernel-pre-cflags: KUnit not built with dest->flags"
+	else
+		pass "compile test-kernel-pre-cflags: KUnit built with dest->flags (no cflags)"
+	fi
+	rm -rf "$w/pre-cflags-kunit"
+else
+	fail "compile: rewrite the test kernel's ip_vs.h to the form before dest->cflags"
+fi
+# A kernel without sysctl support (kconfig/nosysctl.config): the sysctl
+# code is left out and the module builds, with and without KUnit.
+if kdir=$(KFLAVOUR=nosysctl "$TOP/scripts/build-kernel.sh"); then
+	if grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
+		fail "compile nosysctl: the nosysctl kernel has CONFIG_SYSCTL"
+	else
+		compile nosysctl "$kdir"
+	fi
+else
+	fail "compile nosysctl: cannot build the kernel of KFLAVOUR=nosysctl"
+fi
 if kdir=$(i386_tree); then
 	compile i386 "$kdir" i386
 else

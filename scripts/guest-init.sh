@@ -127,7 +127,7 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak >/dev/console
 fi
-echo "@@ TAINT $(cat /proc/sys/kernel/tainted)" >&3
+echo "@@ TAINT $(cat /proc/sys/kernel/tainted 2>/dev/null)" >&3
 echo "@@ DONE" >&3
 exec 3>&-
 reboot -f

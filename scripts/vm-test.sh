@@ -1,12 +1,14 @@
 #!/bin/bash
 # vm-test.sh: KUnit and guest end-to-end tests under QEMU with the test
-# kernel (scripts/build-kernel.sh, KFLAVOUR=default or debug).
+# kernel (scripts/build-kernel.sh, KFLAVOUR=default, debug or nosysctl).
 #
 # One boot runs ip_vs_maglev.ko built with its KUnit suites (kunit/,
 # MAGLEV_KUNIT=1) and reads their KTAP from debugfs; the suites
 # maglev_table and maglev_glue must be there. Then one boot per
 # tests/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded (on the debug
-# kernel only the tests marked "# debug-kernel: yes"). The guest side and
+# kernel only the tests marked "# debug-kernel: yes", on the nosysctl
+# kernel, built without CONFIG_SYSCTL, those marked "# nosysctl-kernel:
+# yes"). The guest side and
 # the PASS:/FAIL: convention are described in docs/testing.md.
 # Logs: build/check/vm-$KFLAVOUR/.
 set -eu
@@ -17,13 +19,13 @@ KFLAVOUR=${KFLAVOUR:-default}
 export KFLAVOUR
 # Seconds for one guest test; KASAN and lockdep under TCG are slower.
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
-[ "$KFLAVOUR" = default ] || GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
+[ "$KFLAVOUR" = debug ] && GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
 QEMU_TIMEOUT_SET=${QEMU_TIMEOUT:-}
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
 
 # guest_timeout TEST: seconds for one guest test: GUEST_TIMEOUT, or more if
 # the test has a header line "# guest-timeout: N" or "# timeout: N" (N seconds on the default
-# flavour, scaled like GUEST_TIMEOUT on the others) or
+# flavour, scaled like GUEST_TIMEOUT on the debug one) or
 # "# guest-timeout: N+stress" (the same plus STRESS_SECONDS, unscaled).
 guest_timeout() {
 	local h n
@@ -31,7 +33,7 @@ guest_timeout() {
 		"$1" | head -n 1)
 	n=${h% *}
 	[ -n "$n" ] || n=0
-	[ "$KFLAVOUR" = default ] || n=$((n * 6))
+	[ "$KFLAVOUR" = debug ] && n=$((n * 6))
 	[ "${h#* }" = +stress ] && n=$((n + STRESS_SECONDS))
 	[ "$n" -gt "$GUEST_TIMEOUT" ] || n=$GUEST_TIMEOUT
 	echo "$n"
@@ -96,8 +98,8 @@ fi
 # kernel all of them.
 for t in "$TOP"/tests/guest/${GUEST_TESTS:-[0-9]*}.sh; do
 	[ -f "$t" ] || continue
-	if [ "$KFLAVOUR" = debug ] && [ -z "${GUEST_TESTS:-}" ] &&
-	   ! grep -q '^# debug-kernel: yes$' "$t"; then
+	if [ "$KFLAVOUR" != default ] && [ -z "${GUEST_TESTS:-}" ] &&
+	   ! grep -q "^# $KFLAVOUR-kernel: yes\$" "$t"; then
 		continue
 	fi
 	tests+=("${t##*/}")

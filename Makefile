@@ -23,7 +23,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-guest bench-sync bench-scale \
+.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-old bench-guest bench-sync bench-scale \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -112,6 +112,10 @@ $(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.
 bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host
 
+# The table build against the one before packed slots, side by side.
+bench-old:
+	scripts/bench-old.sh
+
 # Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
 $(BUILD)/maglev-compare: tools/bench/compare.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/bench/compare.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
@@ -182,6 +186,7 @@ help:
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
 	@echo '  make bench-host table build and lookup benchmark (prints figures)'
+	@echo '  make bench-old  table build against the one before packed slots'
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'

@@ -31,7 +31,6 @@ static const u32 maglev_ladder[] = {
 	251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
 	262139, 524287, 1048573, 2097143, 4194301, MAGLEV_SIZE_MAX,
 };
-#define MAGLEV_LADDER_STEPS	(sizeof(maglev_ladder) / sizeof(maglev_ladder[0]))
 
 /* Per-backend fill state, in the scratch area. */
 struct maglev_cursor {
@@ -105,7 +104,8 @@ u32 maglev_auto_size(u32 nr_backends)
 	u64 want = (u64)MAGLEV_AUTO_K * nr_backends;
 	u32 i;
 
-	for (i = 0; i < MAGLEV_LADDER_STEPS - 1; i++)
+	/* The ladder ends with MAGLEV_SIZE_MAX. */
+	for (i = 0; maglev_ladder[i] < MAGLEV_SIZE_MAX; i++)
 		if (maglev_ladder[i] >= want)
 			break;
 	return maglev_ladder[i];
@@ -692,36 +692,15 @@ static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
 	return pos;
 }
 
-/**
- * maglev_fill() - the Maglev round-robin fill
- * @slot: @size entries to fill, each a backend index or %MAGLEV_NONE
- * @size: table size M, a prime
- * @b: backends in name order, with offset, skip and turns set
- * @n: number of backends
- * @work: scratch area of maglev_work_bytes(@size, @n) bytes; @slot may be
- *	its start (maglev_build() does so): the fill uses only what follows
- *	the room for @size u16s
- * @st: if not NULL, the number of probes is added to it
- *
- * Round after round, each backend in array order takes its turns; on each
- * turn it claims the first empty slot of its preference sequence from where
- * it stopped.  This is the normative fill of seed 000 (with turns), made
- * faster with an occupancy bitmap and an exact shortcut for the last empty
- * slots; the result is identical to the plain fill.  With no turns at all
- * the table is empty (every slot %MAGLEV_NONE).
- *
- * Context: in the kernel, calls cond_resched() every
- * %MAGLEV_RESCHED_STEPS probes (a table may have millions of slots), so
- * the caller must be able to sleep.
- * Return: the number of slots filled: @size, or 0 for an empty table.
- */
-u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
-		void *work, struct maglev_stats *st)
+/* maglev_fill() with the caller's reschedule budget. */
+static u32 __maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b,
+			 u32 n, void *work, struct maglev_stats *st,
+			 u32 *budget)
 {
 	u64 *bm = (u64 *)((u8 *)work + maglev_slots_bytes(size));
 	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
-	u32 budget = MAGLEV_RESCHED_STEPS, left = size, nr_empty = 0, i, k;
+	u32 left = size, nr_empty = 0, i, k;
 	bool any = false, bad = false, tail = false;
 	u64 probes = 0;
 
@@ -753,10 +732,10 @@ u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
 
 				if (likely(!tail)) {
 					pos = maglev_walk(bm, c, size, &probes,
-							  &budget);
+							  budget);
 				} else {
 					probes += nr_empty;
-					maglev_spend(&budget, nr_empty);
+					maglev_spend(budget, nr_empty);
 					pos = maglev_fill_tail(c, empty,
 							       &nr_empty, size);
 				}
@@ -771,7 +750,7 @@ u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
 					tail = true;
 					nr_empty = maglev_collect_empty(bm, size,
 									empty,
-									&budget);
+									budget);
 				}
 			}
 		}
@@ -782,6 +761,39 @@ done:
 		st->fills++;
 	}
 	return size;
+}
+
+/**
+ * maglev_fill() - the Maglev round-robin fill
+ * @slot: @size entries to fill, each a backend index or %MAGLEV_NONE
+ * @size: table size M, a prime
+ * @b: backends in name order, with offset, skip and turns set
+ * @n: number of backends
+ * @work: scratch area of maglev_work_bytes(@size, @n) bytes; @slot may be
+ *	its start (maglev_build() does so): the fill uses only what follows
+ *	the room for @size u16s
+ * @st: if not NULL, the number of probes is added to it
+ *
+ * Round after round, each backend in array order takes its turns; on each
+ * turn it claims the first empty slot of its preference sequence from where
+ * it stopped.  This is the normative fill of seed 000 (with turns), made
+ * faster with an occupancy bitmap and an exact shortcut for the last empty
+ * slots; the result is identical to the plain fill.  With no turns at all
+ * the table is empty (every slot %MAGLEV_NONE).
+ *
+ * Context: in the kernel, calls cond_resched() every
+ * %MAGLEV_RESCHED_STEPS probes (a table may have millions of slots) and
+ * before it returns, so the caller must be able to sleep.
+ * Return: the number of slots filled: @size, or 0 for an empty table.
+ */
+u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
+		void *work, struct maglev_stats *st)
+{
+	u32 budget = MAGLEV_RESCHED_STEPS;
+	u32 filled = __maglev_fill(slot, size, b, n, work, st, &budget);
+
+	maglev_cond_resched();
+	return filled;
 }
 
 /*
@@ -947,6 +959,7 @@ u64 maglev_digest(const struct maglev_table *t,
 		}
 		d = maglev_mix64(d ^ w);
 	}
+	maglev_cond_resched();
 	return d;
 }
 
@@ -986,7 +999,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 	if (err)
 		return err;
 
-	filled = maglev_fill(slot, size, b, n, work, st);
+	filled = __maglev_fill(slot, size, b, n, work, st, &budget);
 
 	for (i = 0; i < n; i++)
 		if (maglev_is_draining(&b[i]))
@@ -1000,7 +1013,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 */
 		maglev_pack(t, slot, size, n, filled, &budget);
 		maglev_compute_turns(b, n, size, false);
-		filled = maglev_fill(slot, size, b, n, work, st);
+		filled = __maglev_fill(slot, size, b, n, work, st, &budget);
 		for (s = 0; s < size; s++) {
 			u32 o = maglev_table_get(t, s);
 
@@ -1012,6 +1025,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 	}
 
 	maglev_finish(t, slot, size, b, n, filled, &budget);
+	maglev_cond_resched();
 	return 0;
 }
 
@@ -1064,5 +1078,6 @@ u32 maglev_churn(const struct maglev_table *old,
 		churn += map[maglev_table_get(old, s)] !=
 			 maglev_table_get(new, s);
 	}
+	maglev_cond_resched();
 	return churn;
 }

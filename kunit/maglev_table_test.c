@@ -7,7 +7,7 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/bitmap.h>
-#include <linux/sched.h>
+#include <linux/compiler.h>
 #include <linux/minmax.h>
 
 #include "maglev_table.h"
@@ -802,7 +802,10 @@ static void maglev_width_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, maglev_table_bytes(c->size, c->n),
 			sizeof(struct maglev_table) + words * sizeof(u32));
 
-	/* bd->b is prepared now: primary turns include the drain weight */
+	/* bd->b is prepared (sorted): primary turns include the drain weight */
+	for (i = 0; i < c->n; i++)
+		if (!bd->b[i].weight && bd->b[i].drain_weight)
+			d = i;
 	plain_fill(ref, c->size, bd->b, c->n, next);
 	if (c->drain) {
 		u32 keep = bd->b[d].turns;
@@ -899,16 +902,22 @@ static void maglev_auto_size_test(struct kunit *test)
 
 /* ------------------------------------------------------------------ */
 
-/* The longest stretch of work between two reschedule points. */
+/*
+ * The longest stretch of work between two reschedule points.  Only while
+ * the case runs; nothing else builds a table then (the module has no
+ * services during the KUnit boot, and the suites run one case at a time).
+ * Not keyed by task: a module cannot use "current" on i386 6.12
+ * (const_pcpu_hot is not exported).
+ */
 static struct {
-	struct task_struct *task;
+	bool active;
 	u64 steps, total, longest;
 	u32 calls;
 } resched_probe;
 
 void maglev_test_steps(u32 steps)
 {
-	if (resched_probe.task != current)
+	if (!READ_ONCE(resched_probe.active))
 		return;
 	resched_probe.steps += steps;
 	resched_probe.total += steps;
@@ -916,7 +925,7 @@ void maglev_test_steps(u32 steps)
 
 void maglev_test_resched(void)
 {
-	if (resched_probe.task != current)
+	if (!READ_ONCE(resched_probe.active))
 		return;
 	resched_probe.longest = max(resched_probe.longest,
 				    resched_probe.steps);
@@ -950,16 +959,16 @@ static void maglev_resched_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, maglev_build(a->t, m, a->b, n, a->work, NULL,
 					   NULL), 0);
 
-	resched_probe.task = current;
 	resched_probe.steps = 0;
 	resched_probe.total = 0;
 	resched_probe.longest = 0;
 	resched_probe.calls = 0;
+	WRITE_ONCE(resched_probe.active, true);
 	KUNIT_EXPECT_EQ(test, maglev_build(b->t, m, b->b, n, b->work, &st,
 					   NULL), 0);
 	KUNIT_EXPECT_GT(test, maglev_churn(a->t, a->b, n, b->t, b->b, n,
 					   b->work), 0U);
-	resched_probe.task = NULL;
+	WRITE_ONCE(resched_probe.active, false);
 	longest = max(resched_probe.longest, resched_probe.steps);
 
 	kunit_info(test, "M %u: %llu probes, %llu steps, %u reschedule points, longest stretch %llu steps\n",

@@ -60,6 +60,18 @@ else
 	fail=$((fail + 1))
 fi
 
+echo "== reschedule points (maglev_table.c built with MAGLEV_RESCHED_TEST)"
+if $CC -O2 -g -std=gnu11 -Wall -Wextra -Werror -DMAGLEV_RESCHED_TEST \
+	-fsanitize=undefined -fno-sanitize-recover=all -Iinclude -Itests \
+	-o build/resched-test tests/resched_test.c maglev_table.c; then
+	build/resched-test 2>&1 | tee "$log" || true
+	sed -n 's/^not ok - /FAIL: reschedule test: /p' "$log"
+	count "$log" "reschedule tests"
+else
+	echo "FAIL: reschedule tests do not build"
+	fail=$((fail + 1))
+fi
+
 echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \

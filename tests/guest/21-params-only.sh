@@ -16,7 +16,8 @@ S="UDP $V:80"
 K=00112233445566778899aabbccddeeff
 
 if [ -d /proc/sys ]; then
-	info "this kernel has sysctl support ($(ls $SYSCTL 2>/dev/null | wc -l) maglev sysctls, not used)"
+	set -- $SYSCTL/maglev_*
+	info "this kernel has sysctl support ($# maglev sysctls, not used here)"
 else
 	info "this kernel has no sysctl support (no /proc/sys)"
 fi

@@ -126,6 +126,21 @@ typedef struct {
 
 u64 siphash(const void *data, size_t len, const siphash_key_t *key);
 
+/*
+ * The kernel's hsiphash_key_t is two unsigned longs; here two u64, of which
+ * the 32-bit kernels' form (maglev_hsiphash_32 set) uses the low halves.
+ */
+typedef struct {
+	u64 key[2];
+} hsiphash_key_t;
+
+extern bool maglev_hsiphash_32;
+
+u32 hsiphash(const void *data, size_t len, const hsiphash_key_t *key);
+u32 hsiphash_1u32(u32 a, const hsiphash_key_t *key);
+u32 hsiphash_2u32(u32 a, u32 b, const hsiphash_key_t *key);
+u32 hsiphash_4u32(u32 a, u32 b, u32 c, u32 d, const hsiphash_key_t *key);
+
 #endif /* __KERNEL__ */
 
 /* Little-endian loads from unaligned memory, one instruction on x86. */

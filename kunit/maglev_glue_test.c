@@ -415,9 +415,9 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 	return lut;
 }
 
-static u64 test_hash(const u8 *key, size_t len)
+static u32 test_hash(const u8 *key, size_t len)
 {
-	return maglev_key_hash(key, len, &test_key.key);
+	return maglev_key_hash(key, len, &test_key.hkey);
 }
 
 static void maglev_fallback_test(struct kunit *test)
@@ -426,7 +426,7 @@ static void maglev_fallback_test(struct kunit *test)
 	struct maglev_lut *lut = test_lut(test, d);
 	u8 key[4] = { 10, 9, 0, 1 };
 	u32 k, i, idx, moved = 0;
-	u64 h;
+	u32 h;
 
 	for (k = 0; k < 200; k++) {
 		key[3] = k;

@@ -73,6 +73,7 @@ typedef __s64 s64;
 #define le16_to_cpu(x)	le16toh(x)
 #define le32_to_cpu(x)	le32toh(x)
 #define le64_to_cpu(x)	le64toh(x)
+#define cpu_to_le64(x)	htole64(x)
 
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)

@@ -20,18 +20,23 @@
  * code-generation limits (no SIMD registers, see the Makefile), so that the
  * figures are those of the code the kernel would run.
  *
- * Lookups: maglev_key_hash() (SipHash-2-4 under a 128-bit key, the client
- * hash the scheduler runs per packet) of a 6-byte IPv4 address + port key
- * followed by maglev_lookup(), over LOOKUP_KEYS different keys with the
- * table in cache; also each half alone.  Median of LOOKUP_RUNS passes, in ns
- * per key.
+ * Lookups: the client hash of a 6-byte IPv4 address + port key
+ * (maglev_hash_ip4_port(), hsiphash_2u32() under a 128-bit key) followed by
+ * maglev_lookup(), over LOOKUP_KEYS different keys with the table in cache;
+ * also each half alone.  Median of LOOKUP_RUNS passes, in ns per key.
  *
- * Client hash, old and new: per packet, the unkeyed maglev_hash(key, len,
- * seed) (fmix64 per 8 bytes, the client hash before the 128-bit key) +
- * maglev_lookup() against maglev_key_hash() + maglev_lookup(), for IPv4,
- * IPv4+port, IPv6 and IPv6+port keys (4, 6, 16, 18 bytes), passes
- * interleaved; medians of KH_RUNS passes and their ratio.  tools/siphash.c
- * is compiled with the kernel flags too; lib/siphash.c runs the same rounds.
+ * Per new connection: ip_vs_maglev_schedule()'s path from the client
+ * address and port to an available destination (maglev_sched_port.c: the
+ * key through hsiphash's typed helpers, maglev_lookup(), the destination,
+ * its availability test) against ip_vs_mh_schedule()'s (mh_port.c:
+ * ip_vs_mh_hashkey(), IPv6 folded, hsiphash(&v, 4) as x86-64 runs it, the
+ * modulo, the dest slot, is_unavailable()), for IPv4, IPv4+port, IPv6 and
+ * IPv6+port keys, a service of 100 and one of 5 servers, maglev at today's
+ * default M and at a prime near 100 N, mh at its default 4093; also mh with
+ * hsiphash_1u32() (not what ip_vs_mh runs).  Passes interleaved, medians
+ * of PC_RUNS, ratios of the medians.  tools/siphash.c is compiled with the
+ * kernel flags too and runs lib/siphash.c's rounds.  "bench-host conn"
+ * prints only these figures.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -97,17 +97,19 @@ BENCH_KFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests \
 ifeq ($(shell uname -m),x86_64)
 BENCH_KFLAGS	+= -mno-sse -mno-sse2 -mno-mmx -mno-avx -mno-red-zone
 endif
-BENCH_KSRC	:= maglev_table.c tools/bench/mh_port.c tests/maglev_ref.c tools/siphash.c
+BENCH_KSRC	:= maglev_table.c tools/bench/mh_port.c tests/maglev_ref.c tools/siphash.c \
+		   tools/bench/maglev_sched_port.c
 
-$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
+$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tools/bench/maglev_sched_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_table.o maglev_table.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/bench/mh_port.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-siphash.o tools/siphash.c
+	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_sched_port.o tools/bench/maglev_sched_port.c
 	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itests -Itools -Itools/bench \
 		-o $@ tools/bench/bench-host.c $(BUILD)/bench-maglev_table.o \
 		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o \
-		$(BUILD)/bench-siphash.o
+		$(BUILD)/bench-siphash.o $(BUILD)/bench-maglev_sched_port.o
 
 bench-host: $(BUILD)/bench-host
 	$(BUILD)/bench-host

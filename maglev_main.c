@@ -301,6 +301,7 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 	if (!k)
 		return -ENOMEM;
 	maglev_key_from_bytes(&k->key, b);
+	maglev_hkey_from_bytes(&k->hkey, b);
 	k->fp = maglev_key_fingerprint(&k->key);
 	mutex_lock(&mn->cfg_lock);
 	old = rcu_replace_pointer(mn->key, k, lockdep_is_held(&mn->cfg_lock));
@@ -653,7 +654,7 @@ static __be16 maglev_client_port(const struct sk_buff *skb,
  */
 static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
 					  const struct maglev_lut *lut,
-					  u64 hash)
+					  u32 hash)
 {
 	struct ip_vs_dest *dest;
 	u32 i, idx;
@@ -668,7 +669,7 @@ static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
 	}
 
 	/* Bounded: one pass over the N destinations, not the M slots. */
-	idx = (u32)(((hash & 0xffffffff) * lut->nr) >> 32);
+	idx = (u32)(((u64)hash * lut->nr) >> 32);
 	for (i = 0; i < lut->nr; i++) {
 		dest = lut->dest[idx];
 		if (!maglev_dest_unavailable(svc, dest))
@@ -685,12 +686,12 @@ static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
  * the service's list, from a hash-derived position.  O(N), only until the
  * next table is published.
  */
-static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u64 hash)
+static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u32 hash)
 {
 	u32 n = READ_ONCE(svc->num_dests), skip;
 	struct ip_vs_dest *dest, *first = NULL;
 
-	skip = (u32)(((hash & 0xffffffff) * n) >> 32);
+	skip = (u32)(((u64)hash * n) >> 32);
 	list_for_each_entry_rcu(dest, &svc->destinations, n_list) {
 		if (maglev_dest_unavailable(svc, dest))
 			continue;
@@ -721,29 +722,27 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		      struct ip_vs_iphdr *iph)
 {
 	struct maglev_service *ms = svc->sched_data;
-	const union nf_inet_addr *addr;
-	u8 key[sizeof(struct in6_addr) + sizeof(__be16)];
 	const struct maglev_lut *lut;
+	const union nf_inet_addr *addr;
+	const hsiphash_key_t *key;
 	struct ip_vs_dest *dest = NULL;
-	unsigned int len;
-	u64 hash;
-	u32 idx;
+	u32 hash, idx;
 
+	/* The client key, whole, straight into hsiphash's typed helpers. */
 	addr = ip_vs_iph_inverse(iph) ? &iph->daddr : &iph->saddr;
-	if (svc->af == AF_INET6) {
-		memcpy(key, &addr->in6, sizeof(addr->in6));
-		len = sizeof(addr->in6);
-	} else {
-		memcpy(key, &addr->ip, sizeof(addr->ip));
-		len = sizeof(addr->ip);
-	}
+	key = &rcu_dereference(ms->mn->key)->hkey;
 	if (svc->flags & MAGLEV_F_PORT) {
 		__be16 port = maglev_client_port(skb, iph);
 
-		memcpy(key + len, &port, sizeof(port));
-		len += sizeof(port);
+		if (svc->af == AF_INET6)
+			hash = maglev_hash_ip6_port(&addr->in6, port, key);
+		else
+			hash = maglev_hash_ip4_port(&addr->ip, port, key);
+	} else if (svc->af == AF_INET6) {
+		hash = maglev_hash_ip6(&addr->in6, key);
+	} else {
+		hash = maglev_hash_ip4(&addr->ip, key);
 	}
-	hash = maglev_key_hash(key, len, &rcu_dereference(ms->mn->key)->key);
 
 	lut = rcu_dereference(ms->lut);
 	if (likely(lut)) {

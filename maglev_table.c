@@ -300,15 +300,22 @@ u64 maglev_hash(const void *data, size_t len, u64 seed)
 
 /**
  * maglev_rehash() - the i-th fallback hash of a client key hash
- * @hash: the client key hash (maglev_key_hash())
+ * @hash: the 32-bit client key hash (maglev_key_hash())
  * @i: 1, 2, ...
  *
- * Return: fmix64(@hash ^ @i * 0x9e3779b97f4a7c15), a bijection of @hash
- * for each @i; as hard to predict as @hash itself.
+ * Return: fmix32(@hash ^ @i * 0x9e3779b9) (murmur3's 32-bit finalizer), a
+ * bijection of @hash for each @i; as hard to predict as @hash itself.
  */
-u64 maglev_rehash(u64 hash, u32 i)
+u32 maglev_rehash(u32 hash, u32 i)
 {
-	return maglev_mix64(hash ^ ((u64)i * GOLDEN64));
+	u32 x = hash ^ (i * 0x9e3779b9U);
+
+	x ^= x >> 16;
+	x *= 0x85ebca6bU;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35U;
+	x ^= x >> 16;
+	return x;
 }
 
 /* Append @v in decimal (@hex false) or lower-case hex, no leading zeros. */

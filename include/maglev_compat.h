@@ -86,6 +86,7 @@ typedef __s64 s64;
 #define le16_to_cpu(x)	le16toh(x)
 #define le32_to_cpu(x)	le32toh(x)
 #define le64_to_cpu(x)	le64toh(x)
+#define cpu_to_le64(x)	htole64(x)
 
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -150,6 +151,21 @@ typedef struct {
 } siphash_key_t;
 
 u64 siphash(const void *data, size_t len, const siphash_key_t *key);
+
+/*
+ * The kernel's hsiphash_key_t is two unsigned longs; here two u64, of which
+ * the 32-bit kernels' form (maglev_hsiphash_32 set) uses the low halves.
+ */
+typedef struct {
+	u64 key[2];
+} hsiphash_key_t;
+
+extern bool maglev_hsiphash_32;
+
+u32 hsiphash(const void *data, size_t len, const hsiphash_key_t *key);
+u32 hsiphash_1u32(u32 a, const hsiphash_key_t *key);
+u32 hsiphash_2u32(u32 a, u32 b, const hsiphash_key_t *key);
+u32 hsiphash_4u32(u32 a, u32 b, u32 c, u32 d, const hsiphash_key_t *key);
 
 #endif /* __KERNEL__ */
 

@@ -62,11 +62,13 @@
 
 /**
  * struct maglev_key - a published client hash key
- * @key: the SipHash key
+ * @hkey: the key of the client hash (hsiphash, maglev_hkey_from_bytes())
+ * @key: the whole 128-bit key, for the sysctl's read and the fingerprint
  * @fp: its fingerprint (maglev_key_fingerprint()), shown in /proc
  * @rcu: frees a replaced key after a grace period
  */
 struct maglev_key {
+	hsiphash_key_t hkey;
 	siphash_key_t key;
 	u32 fp;
 	struct rcu_head rcu;

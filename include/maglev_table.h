@@ -104,23 +104,47 @@
  * and the result is h.
  *
  * Client key hash (lookups; keyed so that clients cannot aim at a
- * server): hash = SipHash-2-4 (Aumasson and Bernstein, the reference
- * algorithm with its 64-bit output) of the client key's bytes under the
- * 128-bit hash key K: 16 bytes, written as 32 hex digits K[0] first;
- * SipHash's k0 is K[0..7] and k1 is K[8..15], each read as a little-endian
- * number (the kernel's siphash() with siphash_key_t { k0, k1 }).  The
- * default K is 16 zero bytes: a fleet agrees out of the box, and anyone
- * can compute the choices; a fleet sets its own secret K.  Tables do not
- * depend on K.  The IPVS scheduler's client key is the 4- or 16-byte
- * address in network byte order, followed with flag-2 by the 2-byte port
- * in network byte order.
+ * server): hash = hsiphash(key bytes), a 32-bit number: the kernel's
+ * hsiphash (lib/siphash.c, the PRF it keeps for hash tables, which ip_vs_mh
+ * uses too) under the 128-bit hash key K: 16 bytes, written as 32 hex
+ * digits K[0] first.  The default K is 16 zero bytes: a fleet agrees out of
+ * the box, and anyone can compute the choices; a fleet sets its own secret
+ * K.  Tables do not depend on K.  hsiphash has two forms:
+ *   64-bit kernels: SipHash-1-3 (Aumasson and Bernstein's SipHash with one
+ *     compression and three finalization rounds) with k0 = K[0..7] and
+ *     k1 = K[8..15], each read as a little-endian number; the hash is the
+ *     low 32 bits of its 64-bit output (v0 ^ v1 ^ v2 ^ v3).
+ *   32-bit kernels: HalfSipHash-1-3 (the same on 32-bit words, 64-bit key,
+ *     32-bit output v1 ^ v3) with k0 = K[0..3] and k1 = K[8..11], each
+ *     read as a little-endian number: the low halves of the 64-bit form's
+ *     k0 and k1, which is what hsiphash_key_t's unsigned longs keep.
+ * The two forms give different hashes: load balancers agree on the tables
+ * whatever their word size, on client choices only with the same one.
+ * maglev-sim computes the 64-bit form, with -32 the 32-bit one.
+ *
+ * The IPVS scheduler's client key is a string of whole 32-bit words, the
+ * address and the port as they travel (network byte order), the port
+ * padded with two zero bytes; an IPv6 address is never folded:
+ *   IPv4                 address                        4 bytes
+ *   IPv4 with flag-2     address, port, 00 00           8 bytes
+ *   IPv6                 address                       16 bytes
+ *   IPv6 with flag-2     address, port, 00 00          20 bytes
+ * It calls the kernel's typed helpers on the words w0, w1, ... (bytes
+ * 4i..4i+3 read as a little-endian number, on any CPU):
+ * hsiphash_1u32(w0), hsiphash_2u32(w0, w1), hsiphash_4u32(w0, .., w3), and
+ * for the 20 bytes (there is no 5-word helper) hsiphash() of them; each
+ * equals hsiphash() of the key's bytes.
  *
  * Fallback rehash i (i = 1, 2, ...) of a client hash h (maglev_rehash()):
- *   mix(h ^ (i * 0x9e3779b97f4a7c15 mod 2^64)).
+ *   fmix32(h ^ (i * 0x9e3779b9 mod 2^32)), with murmur3's fmix32 (mod
+ *   2^32): x ^= x >> 16; x *= 0x85ebca6b; x ^= x >> 13; x *= 0xc2b2ae35;
+ *   x ^= x >> 16.  A bijection of h for each i.
  *
  * Key fingerprint (shown instead of K): the upper 32 bits of SipHash-2-4
- * of the 24 ASCII bytes "ip_vs_maglev fingerprint" under K, as 8 lower-case
- * hex digits.  The default key's fingerprint is printed by maglev-sim.
+ * (the reference algorithm, 64-bit output, the kernel's siphash()) of the
+ * 24 ASCII bytes "ip_vs_maglev fingerprint" under the whole key K, k0 =
+ * K[0..7] and k1 = K[8..15] little-endian, as 8 lower-case hex digits, on
+ * every word size.  The default key's fingerprint is printed by maglev-sim.
  *
  * Churn between a previous and a new table: the number of slots whose
  * owner, compared by name with "none" an owner of its own, differs.  A slot
@@ -263,7 +287,7 @@ size_t maglev_table_bytes(u32 size, u32 nr_backends);
 size_t maglev_work_bytes(u32 size, u32 nr_backends);
 
 u64 maglev_hash(const void *data, size_t len, u64 seed);
-u64 maglev_rehash(u64 hash, u32 i);
+u32 maglev_rehash(u32 hash, u32 i);
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port);
 
@@ -285,22 +309,96 @@ u32 maglev_churn(const struct maglev_table *old,
 #define MAGLEV_KEY_FP_MSG	"ip_vs_maglev fingerprint"
 
 /**
- * maglev_key_hash() - the client key hash of lookups
- * @data: client key bytes (address, then port with flag-2)
+ * maglev_key_hash() - the client key hash of a byte string
+ * @data: key bytes
  * @len: number of bytes
- * @key: the 128-bit hash key
+ * @key: the hash key (maglev_hkey_from_bytes())
  *
- * Return: SipHash-2-4 of @data under @key.
+ * The scheduler's own keys go through maglev_hash_ip4() and its siblings,
+ * which give the same hash for their byte strings without a buffer.
+ *
+ * Return: hsiphash() of @data under @key.
  */
-static inline u64 maglev_key_hash(const void *data, size_t len,
-				  const siphash_key_t *key)
+static inline u32 maglev_key_hash(const void *data, size_t len,
+				  const hsiphash_key_t *key)
 {
-	return siphash(data, len, key);
+	return hsiphash(data, len, key);
+}
+
+/**
+ * maglev_hash_ip4() - client hash of an IPv4 address
+ * @addr: the 4-byte address, network byte order
+ * @key: the hash key
+ *
+ * Return: hsiphash_1u32() of the address's little-endian load: the hash of
+ * its 4 bytes.
+ */
+static inline u32 maglev_hash_ip4(const void *addr, const hsiphash_key_t *key)
+{
+	return hsiphash_1u32(maglev_le32(addr), key);
+}
+
+/**
+ * maglev_hash_ip4_port() - client hash of an IPv4 address and port
+ * @addr: the 4-byte address, network byte order
+ * @port: the port, network byte order
+ * @key: the hash key
+ *
+ * Return: hsiphash_2u32() of the address and the port padded with zero
+ * bytes: the hash of address, port, 00 00.
+ */
+static inline u32 maglev_hash_ip4_port(const void *addr, __be16 port,
+				       const hsiphash_key_t *key)
+{
+	return hsiphash_2u32(maglev_le32(addr), maglev_le16((const u8 *)&port),
+			     key);
+}
+
+/**
+ * maglev_hash_ip6() - client hash of an IPv6 address
+ * @addr: the 16-byte address, network byte order
+ * @key: the hash key
+ *
+ * Return: hsiphash_4u32() of the address's four words: the hash of its 16
+ * bytes, not folded.
+ */
+static inline u32 maglev_hash_ip6(const void *addr, const hsiphash_key_t *key)
+{
+	const u8 *a = addr;
+
+	return hsiphash_4u32(maglev_le32(a), maglev_le32(a + 4),
+			     maglev_le32(a + 8), maglev_le32(a + 12), key);
+}
+
+/**
+ * maglev_hash_ip6_port() - client hash of an IPv6 address and port
+ * @addr: the 16-byte address, network byte order
+ * @port: the port, network byte order
+ * @key: the hash key
+ *
+ * The kernel has no 5-word helper: hsiphash() of the 20 bytes.  They are
+ * stored as hsiphash loads them, in 8-byte words (the last one's 4 bytes
+ * past the key are not hashed), so that every load is forwarded from one
+ * store.
+ *
+ * Return: the hash of address, port, 00 00.
+ */
+static inline u32 maglev_hash_ip6_port(const void *addr, __be16 port,
+				       const hsiphash_key_t *key)
+{
+	struct {
+		u8 addr[16];
+		__le64 tail;
+	} k;
+
+	memcpy(k.addr, addr, sizeof(k.addr));
+	k.tail = cpu_to_le64(maglev_le16((const u8 *)&port));
+	return hsiphash(&k, sizeof(k.addr) + 4, key);
 }
 
 /**
  * maglev_key_fingerprint() - a short public fingerprint of a hash key
- * @key: the 128-bit hash key
+ * @key: the whole 128-bit hash key (maglev_key_from_bytes())
  *
  * Return: the upper 32 bits of SipHash-2-4 of %MAGLEV_KEY_FP_MSG under
  * @key; it tells keys apart without revealing them.
@@ -313,7 +411,7 @@ static inline u32 maglev_key_fingerprint(const siphash_key_t *key)
 }
 
 /**
- * maglev_key_from_bytes() - a hash key from its 16 bytes
+ * maglev_key_from_bytes() - the whole hash key from its 16 bytes
  * @key: the key to set
  * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
  */
@@ -324,9 +422,23 @@ static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
 }
 
 /**
- * maglev_slot_of() - slot a client hash falls in
+ * maglev_hkey_from_bytes() - the client hash key from its 16 bytes
+ * @key: the key to set
+ * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
+ *
+ * k0 and k1 as maglev_key_from_bytes() reads them; a 32-bit kernel's
+ * unsigned long keeps their low 32 bits, K[0..3] and K[8..11].
+ */
+static inline void maglev_hkey_from_bytes(hsiphash_key_t *key, const u8 *b)
+{
+	key->key[0] = (unsigned long)maglev_le64(b);
+	key->key[1] = (unsigned long)maglev_le64(b + 8);
+}
+
+/**
+ * maglev_slot_of() - slot a key hash falls in
  * @t: table
- * @hash: 32-bit client key hash
+ * @hash: 32-bit client key hash (maglev_key_hash())
  *
  * Return: (@hash * M) >> 32, a slot index below M.
  */
@@ -338,7 +450,7 @@ static inline u32 maglev_slot_of(const struct maglev_table *t, u32 hash)
 /**
  * maglev_lookup() - backend index for a client hash
  * @t: table
- * @hash: 32-bit client key hash
+ * @hash: 32-bit client key hash (maglev_key_hash())
  *
  * Branch-free: one multiply, one load, shifts and a mask.  A table without
  * slot storage (one backend, or empty) has a multiplier of 0, so every

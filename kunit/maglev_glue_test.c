@@ -3,7 +3,8 @@
  * KUnit suite "maglev_glue": the IPVS glue on destinations and services made
  * up here: backend names, the destination snapshot a build starts from,
  * /proc after done_service, the timing rule, the fallback choice for
- * unavailable destinations, and table memory accounting.  maglev_main.c
+ * unavailable destinations, the client hash against known values, and table
+ * memory accounting.  maglev_main.c
  * includes this file at its end when built with MAGLEV_KUNIT=1 (see
  * Kbuild), so its static functions are in reach.
  */
@@ -450,9 +451,9 @@ static struct maglev_lut *test_lut(struct kunit *test, struct ip_vs_dest **d)
 	return test_lut_ms(test, d, NULL);
 }
 
-static u64 test_hash(const u8 *key, size_t len)
+static u32 test_hash(const u8 *key, size_t len)
 {
-	return maglev_key_hash(key, len, &test_key.key);
+	return maglev_key_hash(key, len, &test_key.hkey);
 }
 
 static void maglev_fallback_test(struct kunit *test)
@@ -463,7 +464,7 @@ static void maglev_fallback_test(struct kunit *test)
 	struct ip_vs_service *svc = ms->svc;
 	u8 key[4] = { 10, 9, 0, 1 };
 	u32 k, i, idx, moved = 0;
-	u64 h;
+	u32 h;
 
 	for (k = 0; k < 200; k++) {
 		key[3] = k;
@@ -611,6 +612,58 @@ static void maglev_moved_dest_test(struct kunit *test)
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * The client hash on this kernel: the typed hsiphash helpers the scheduler
+ * calls give hsiphash() of the specification's byte strings, and the
+ * values tests/siphash_test.c checks maglev-sim's hsiphash against
+ * (tests/sim/model.py's, for this word size), so that the kernel and
+ * maglev-sim choose alike.
+ */
+static void maglev_client_hash_test(struct kunit *test)
+{
+	static const u8 a4[4] = { 10, 0, 0, 1 };
+	static const u8 a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	static const u8 p4[8] = { 10, 0, 0, 1, 0, 80, 0, 0 };
+	static const u8 p6[20] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1,
+				   [17] = 80 };
+	/* key 00 01 .. 0f, then the zero key; IPv4, +port, IPv6, +port */
+	static const u32 want[2][4] = {
+#if BITS_PER_LONG == 64
+		{ 0x35ba05afU, 0x4448c505U, 0x1f661474U, 0x9e2d92ccU },
+		{ 0xa835a61eU, 0xbd64f5dcU, 0xf2b8bc94U, 0xc79a97e9U },
+#else
+		{ 0x836adeddU, 0x2cad2a07U, 0x87ee734fU, 0x939cf161U },
+		{ 0xaf4bd032U, 0x4d6dd81dU, 0x3475ef70U, 0xe2f6aabbU },
+#endif
+	};
+	const __be16 port = htons(80);
+	u8 kb[MAGLEV_KEY_BYTES];
+	hsiphash_key_t key;
+	u32 i, j;
+
+	for (i = 0; i < 2; i++) {
+		for (j = 0; j < sizeof(kb); j++)
+			kb[j] = i ? 0 : j;
+		maglev_hkey_from_bytes(&key, kb);
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip4(a4, &key),
+				hsiphash(a4, sizeof(a4), &key));
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip4_port(a4, port, &key),
+				hsiphash(p4, sizeof(p4), &key));
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip6(a6, &key),
+				hsiphash(a6, sizeof(a6), &key));
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip6_port(a6, port, &key),
+				hsiphash(p6, sizeof(p6), &key));
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip4(a4, &key), want[i][0]);
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip4_port(a4, port, &key),
+				want[i][1]);
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip6(a6, &key), want[i][2]);
+		KUNIT_EXPECT_EQ(test, maglev_hash_ip6_port(a6, port, &key),
+				want[i][3]);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
 static void maglev_mem_test(struct kunit *test)
 {
 	size_t acct = 0, bytes = maglev_table_bytes(65537, 1000);
@@ -669,7 +722,7 @@ static void maglev_cache_test(struct kunit *test)
 	struct maglev_shared *t, *u;
 	const char *why = NULL;
 	void *work;
-	u64 h;
+	u32 h;
 	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
@@ -752,6 +805,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_fallback_test),
 	KUNIT_CASE(maglev_moved_dest_test),
 	KUNIT_CASE(maglev_show_one_table_test),
+	KUNIT_CASE(maglev_client_hash_test),
 	KUNIT_CASE(maglev_mem_test),
 	KUNIT_CASE(maglev_cache_test),
 	{}

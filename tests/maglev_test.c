@@ -508,7 +508,7 @@ static void test_key_hash(void)
 static void test_lookup_spread(void)
 {
 	struct set s;
-	const siphash_key_t zero = { { 0, 0 } };
+	const hsiphash_key_t zero = { { 0, 0 } };
 	u32 cnt[10] = { 0 }, i, keys = 200000;
 
 	set_init(&s, 65537, 10);

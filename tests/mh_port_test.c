@@ -40,10 +40,13 @@ static void test_hsiphash(void)
 {
 	const struct mhp_hkey key = { { 0x0706050403020100UL,
 					0x0f0e0d0c0b0a0908UL } };
-	u8 in[64], in_unaligned[65];
+	/* 7 bytes after each message for the tail's 8-byte load */
+	u8 in[64 + 7], in_unaligned[65 + 7];
 	bool ok = true;
 	unsigned int i;
 
+	memset(in, 0xff, sizeof(in));
+	memset(in_unaligned, 0xff, sizeof(in_unaligned));
 	for (i = 0; i < 64; i++) {
 		in[i] = (u8)i;
 		in_unaligned[i + 1] = (u8)i;
@@ -126,7 +129,7 @@ static struct mhp_dest *new_dest(u32 i, int weight)
 	if (!d)
 		abort();
 	d->af = 2;
-	d->addr[0] = htonl(0x0a000000U + i);
+	d->addr.ip = htonl(0x0a000000U + i);
 	d->port = htons(80);
 	d->weight = weight;
 	d->last_weight = weight;
@@ -172,9 +175,65 @@ static void test_tables(unsigned int size, u32 n, int wmax)
 	result(ok, name);
 }
 
+/*
+ * The port's lookup (ip_vs_mh_get()): the slot of hsiphash(offset +
+ * ntohs(port) + ntohl(addr)) modulo 4093, the port only with flag-2, an
+ * IPv6 address folded first, so that two IPv6 clients whose words xor
+ * alike share a server; a drained or overloaded server gives NULL.
+ */
+static void test_schedule(void)
+{
+	struct mhp_dest *d[10], *got;
+	struct mhp_service svc;
+	struct mhp_state s;
+	union mhp_addr a = { .ip6 = { htonl(0x20010db8), 0, 0, htonl(1) } };
+	union mhp_addr b = { .ip6 = { htonl(0x20010db9), 0, 0, htonl(0) } };
+	union {
+		u32 v;
+		u64 pad;
+	} u = { .pad = 0 };
+	bool ok = true;
+	u32 i;
+
+	mhp_service_init(&svc);
+	for (i = 0; i < 10; i++) {
+		d[i] = new_dest(i, 1);
+		mhp_service_add(&svc, d[i]);
+	}
+	ok = !mhp_init_svc(&s, &svc, MHP_SIZE_SMALL);
+	u.v = ntohl(htonl(0x0a000001));
+	got = mhp_schedule_small(&svc, &s, &(union mhp_addr){ .ip =
+				 htonl(0x0a000001) }, htons(80));
+	ok = ok && got == s.lookup[mhp_hsiphash(&u.v, 4, &s.hash1) %
+				  MHP_SIZE_SMALL].dest;
+	svc.flags = MHP_SVC_F_PORT;
+	u.v = 80 + 0x0a000001;
+	got = mhp_schedule_small(&svc, &s, &(union mhp_addr){ .ip =
+				 htonl(0x0a000001) }, htons(80));
+	ok = ok && got == s.lookup[mhp_hsiphash(&u.v, 4, &s.hash1) %
+				  MHP_SIZE_SMALL].dest;
+	svc.af = MHP_AF_INET6;
+	ok = ok && mhp_schedule_small(&svc, &s, &a, htons(80)) ==
+		   mhp_schedule_small(&svc, &s, &b, htons(80));
+	got = mhp_schedule_small(&svc, &s, &a, htons(80));
+	ok = ok && got;
+	if (got) {
+		got->flags |= MHP_DEST_F_OVERLOAD;
+		ok = ok && !mhp_schedule_small(&svc, &s, &a, htons(80));
+		got->flags = 0;
+		got->weight = 0;
+		ok = ok && !mhp_schedule_small(&svc, &s, &a, htons(80));
+	}
+	mhp_done_svc(&s);
+	for (i = 0; i < 10; i++)
+		free(d[i]);
+	result(ok, "port's lookup: hashkey, IPv6 fold, availability");
+}
+
 int main(void)
 {
 	test_hsiphash();
+	test_schedule();
 	test_tables(MHP_SIZE_SMALL, 1, 1);
 	test_tables(MHP_SIZE_SMALL, 10, 1);
 	test_tables(MHP_SIZE_SMALL, 100, 200);	/* shifted weights */

@@ -46,7 +46,7 @@ else
 	fail=$((fail + 1))
 fi
 
-echo "== SipHash-2-4 and key helpers (reference vectors; ASan, UBSan)"
+echo "== SipHash-2-4, hsiphash and key helpers (reference and kernel vectors; ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all -Iinclude -Itests \

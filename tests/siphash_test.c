@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * siphash_test.c - host tests of tools/siphash.c (the userspace SipHash-2-4
- * behind maglev_key_hash()) and of the key helpers of maglev_table.h: the
- * reference test vectors, the key fingerprint and the fallback rehash.
+ * siphash_test.c - host tests of tools/siphash.c (the userspace siphash()
+ * behind the key fingerprint and hsiphash() behind maglev_key_hash(), in
+ * both its forms) and of the key helpers of maglev_table.h: the reference
+ * and the kernel's test vectors, the scheduler's client keys, the key
+ * fingerprint and the fallback rehash.
  */
 #include <stdlib.h>
 
@@ -40,6 +42,44 @@ static const u64 sip_vectors[64] = {
 	0x958a324ceb064572ULL,
 };
 
+/*
+ * hsiphash of the same messages under the same key bytes, as Linux 6.12's
+ * lib/siphash_kunit.c lists them for BITS_PER_LONG == 64 (SipHash-1-3,
+ * key { 0x0706050403020100, 0x0f0e0d0c0b0a0908 }) and for 32-bit
+ * (HalfSipHash-1-3, key { 0x03020100, 0x07060504 }).
+ */
+static const u32 hsip64_vectors[64] = {
+	0x050fc4dcU, 0x7d57ca93U, 0x4dc7d44dU, 0xe7ddf7fbU, 0x88d38328U,
+	0x49533b67U, 0xc59f22a7U, 0x9bb11140U, 0x8d299a8eU, 0x6c063de4U,
+	0x92ff097fU, 0xf94dc352U, 0x57b4d9a2U, 0x1229ffa7U, 0xc0f95d34U,
+	0x2a519956U, 0x7d908b66U, 0x63dbd80cU, 0xb473e63eU, 0x8d297d1cU,
+	0xa6cce040U, 0x2b45f844U, 0xa320872eU, 0xdae6c123U, 0x67349c8cU,
+	0x705b0979U, 0xca9913a5U, 0x4ade3b35U, 0xef6cd00dU, 0x4ab1e1f4U,
+	0x43c5e663U, 0x8c21d1bcU, 0x16a7b60dU, 0x7a8ff9bfU, 0x1f2a753eU,
+	0xbf186b91U, 0xada26206U, 0xa3c33057U, 0xae3a36a1U, 0x7b108392U,
+	0x99e41531U, 0x3f1ad944U, 0xc8138825U, 0xc28949a6U, 0xfaf8876bU,
+	0x9f042196U, 0x68b1d623U, 0x8b5114fdU, 0xdf074c46U, 0x12cc86b3U,
+	0x0a52098fU, 0x9d292f9aU, 0xa2f41f12U, 0x43a71ed0U, 0x73f0bce6U,
+	0x70a7e980U, 0x243c6d75U, 0xfdb71513U, 0xa67d8a08U, 0xb7e8f148U,
+	0xf7a644eeU, 0x0f1837f2U, 0x4b6694e0U, 0xb7bbb3a8U,
+};
+
+static const u32 hsip32_vectors[64] = {
+	0x5814c896U, 0xe7e864caU, 0xbc4b0e30U, 0x01539939U, 0x7e059ea6U,
+	0x88e3d89bU, 0xa0080b65U, 0x9d38d9d6U, 0x577999b1U, 0xc839caedU,
+	0xe4fa32cfU, 0x959246eeU, 0x6b28096cU, 0x66dd9cd6U, 0x16658a7cU,
+	0xd0257b04U, 0x8b31d501U, 0x2b1cd04bU, 0x06712339U, 0x522aca67U,
+	0x911bb605U, 0x90a65f0eU, 0xf826ef7bU, 0x62512debU, 0x57150ad7U,
+	0x5d473507U, 0x1ec47442U, 0xab64afd3U, 0x0a4100d0U, 0x6d2ce652U,
+	0x2331b6a3U, 0x08d8791aU, 0xbc6dda8dU, 0xe0f6c934U, 0xb0652033U,
+	0x9b9851ccU, 0x7c46fb7fU, 0x732ba8cbU, 0xf142997aU, 0xfcc9aa1bU,
+	0x05327eb2U, 0xe110131cU, 0xf9e5e7c0U, 0xa7d708a6U, 0x11795ab1U,
+	0x65671619U, 0x9f5fff91U, 0xd89c5267U, 0x007783ebU, 0x95766243U,
+	0xab639262U, 0x9c7e1390U, 0xc368dda6U, 0x38ddc455U, 0xfa13d379U,
+	0x979ea4e8U, 0x53ecd77eU, 0x2ee80657U, 0x33dbb66aU, 0xae3f0577U,
+	0x88b4c4ccU, 0x3e7f480bU, 0x74c1ebf8U, 0x87178304U,
+};
+
 /* The vectors' key, as 32 hex digits: 000102030405060708090a0b0c0d0e0f. */
 static void vector_key(siphash_key_t *key)
 {
@@ -51,6 +91,28 @@ static void vector_key(siphash_key_t *key)
 	maglev_key_from_bytes(key, b);
 }
 
+/*
+ * The hsiphash key of the kernel's vectors in form @half: from the bytes
+ * 00 01 .. 0f for the 64-bit form; for the 32-bit one the bytes whose
+ * K[0..3] and K[8..11] are 00 01 02 03 and 04 05 06 07.
+ */
+static void vector_hkey(hsiphash_key_t *key, bool half)
+{
+	u8 b[MAGLEV_KEY_BYTES];
+	u32 i;
+
+	for (i = 0; i < sizeof(b); i++)
+		b[i] = (u8)i;
+	if (half) {
+		memset(b, 0, sizeof(b));
+		for (i = 0; i < 4; i++) {
+			b[i] = (u8)i;
+			b[8 + i] = (u8)(4 + i);
+		}
+	}
+	maglev_hkey_from_bytes(key, b);
+}
+
 static void test_key_from_bytes(void)
 {
 	siphash_key_t key;
@@ -59,6 +121,131 @@ static void test_key_from_bytes(void)
 	check(key.key[0] == 0x0706050403020100ULL &&
 	      key.key[1] == 0x0f0e0d0c0b0a0908ULL,
 	      "k0 %016llx k1 %016llx", key.key[0], key.key[1]);
+}
+
+static void test_hkey_from_bytes(void)
+{
+	hsiphash_key_t key;
+
+	vector_hkey(&key, false);
+	check(key.key[0] == 0x0706050403020100ULL &&
+	      key.key[1] == 0x0f0e0d0c0b0a0908ULL,
+	      "k0 %016llx k1 %016llx", key.key[0], key.key[1]);
+	vector_hkey(&key, true);
+	check((u32)key.key[0] == 0x03020100U && (u32)key.key[1] == 0x07060504U,
+	      "32-bit form: k0 %08x k1 %08x", (u32)key.key[0],
+	      (u32)key.key[1]);
+}
+
+/*
+ * hsiphash in form @half against the kernel's vectors, each length from
+ * its own heap allocation (ASan sees any overread) and unaligned.
+ */
+static void hsip_vectors(bool half)
+{
+	const u32 *want = half ? hsip32_vectors : hsip64_vectors;
+	u8 buf[64 + 8];
+	hsiphash_key_t key;
+	u32 len, i, off;
+
+	maglev_hsiphash_32 = half;
+	vector_hkey(&key, half);
+	for (len = 0; len < 64; len++) {
+		u8 *msg = malloc(len ? len : 1);
+		u32 h;
+
+		if (!msg) {
+			check(false, "out of memory");
+			break;
+		}
+		for (i = 0; i < len; i++)
+			msg[i] = (u8)i;
+		h = hsiphash(msg, len, &key);
+		check(h == want[len], "len %u: %08x, want %08x", len, h,
+		      want[len]);
+		check(maglev_key_hash(msg, len, &key) == h,
+		      "len %u: maglev_key_hash is not hsiphash", len);
+		free(msg);
+	}
+	for (off = 1; off < 8; off++) {
+		for (i = 0; i < 64; i++)
+			buf[off + i] = (u8)i;
+		for (len = 0; len < 64; len++)
+			check(hsiphash(buf + off, len, &key) == want[len],
+			      "offset %u len %u", off, len);
+	}
+	/* the typed helpers, as lib/siphash_kunit.c checks them */
+	check(hsiphash_1u32(0x03020100U, &key) == want[4], "1u32");
+	check(hsiphash_2u32(0x03020100U, 0x07060504U, &key) == want[8],
+	      "2u32");
+	check(hsiphash_4u32(0x03020100U, 0x07060504U, 0x0b0a0908U,
+			    0x0f0e0d0cU, &key) == want[16], "4u32");
+	maglev_hsiphash_32 = false;
+}
+
+static void test_hsip64_vectors(void)
+{
+	hsip_vectors(false);
+}
+
+static void test_hsip32_vectors(void)
+{
+	hsip_vectors(true);
+}
+
+/*
+ * The scheduler's client keys: maglev_hash_ip4() and its siblings give
+ * maglev_key_hash() of the byte strings of the specification, in both
+ * forms, and the values of tests/sim/model.py's hsiphash(), written from
+ * the specification (key 00 01 .. 0f and the zero key):
+ *   python3 -c 'import model; k = bytes(range(16));
+ *     print(hex(model.hsiphash(model.addr_key("10.0.0.1:80"), k, False)))'
+ */
+static void test_client_keys(void)
+{
+	static const u8 a4[4] = { 10, 0, 0, 1 };
+	static const u8 a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	static const u8 p4[8] = { 10, 0, 0, 1, 0, 80, 0, 0 };
+	static const u8 p6[20] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1,
+				   [17] = 80 };
+	static const struct {
+		bool half;
+		bool zero;
+		u32 want[4];	/* IPv4, IPv4+port, IPv6, IPv6+port */
+	} v[] = {
+		{ false, false, { 0x35ba05afU, 0x4448c505U, 0x1f661474U,
+				  0x9e2d92ccU } },
+		{ false, true, { 0xa835a61eU, 0xbd64f5dcU, 0xf2b8bc94U,
+				 0xc79a97e9U } },
+		{ true, false, { 0x836adeddU, 0x2cad2a07U, 0x87ee734fU,
+				 0x939cf161U } },
+		{ true, true, { 0xaf4bd032U, 0x4d6dd81dU, 0x3475ef70U,
+				0xe2f6aabbU } },
+	};
+	__be16 port = htobe16(80);
+	u8 kb[MAGLEV_KEY_BYTES];
+	hsiphash_key_t key;
+	u32 i, j, h[4];
+
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		for (j = 0; j < sizeof(kb); j++)
+			kb[j] = v[i].zero ? 0 : (u8)j;
+		maglev_hkey_from_bytes(&key, kb);
+		maglev_hsiphash_32 = v[i].half;
+		h[0] = maglev_hash_ip4(a4, &key);
+		h[1] = maglev_hash_ip4_port(a4, port, &key);
+		h[2] = maglev_hash_ip6(a6, &key);
+		h[3] = maglev_hash_ip6_port(a6, port, &key);
+		check(h[0] == maglev_key_hash(a4, 4, &key), "IPv4 %u", i);
+		check(h[1] == maglev_key_hash(p4, 8, &key), "IPv4+port %u", i);
+		check(h[2] == maglev_key_hash(a6, 16, &key), "IPv6 %u", i);
+		check(h[3] == maglev_key_hash(p6, 20, &key), "IPv6+port %u", i);
+		for (j = 0; j < 4; j++)
+			check(h[j] == v[i].want[j],
+			      "case %u key kind %u: %08x, want %08x", i, j,
+			      h[j], v[i].want[j]);
+	}
+	maglev_hsiphash_32 = false;
 }
 
 /* Each length from its own heap allocation, so ASan sees any overread. */
@@ -82,8 +269,6 @@ static void test_vectors(void)
 		check(h == sip_vectors[len],
 		      "len %u: %016llx, want %016llx", len, h,
 		      sip_vectors[len]);
-		check(maglev_key_hash(msg, len, &key) == h,
-		      "len %u: maglev_key_hash is not siphash", len);
 		free(msg);
 	}
 }
@@ -152,38 +337,50 @@ static void test_fingerprint(void)
 }
 
 /*
- * maglev_rehash(h, i) = fmix64(h ^ i * 0x9e3779b97f4a7c15), values from
+ * maglev_rehash(h, i) = fmix32(h ^ i * 0x9e3779b9), values from
  * tests/sim/model.py's rehash(), which follows the spec:
  *   python3 -c 'import model; print(hex(model.rehash(h, i)))'
  */
 static void test_rehash(void)
 {
 	static const struct {
-		u64 h;
+		u32 h;
 		u32 i;
-		u64 want;
+		u32 want;
 	} v[] = {
-		{ 0, 1, 0x9ca066f1a4ab2eeaULL },
-		{ 0, 2, 0xd30b054265133dd7ULL },
-		{ 0x0123456789abcdefULL, 1, 0x0a3f19cbbc4eb73dULL },
-		{ 0xffffffffffffffffULL, 3, 0xbe926d03150a5fa7ULL },
-		{ 0x726fdb47dd0e0e31ULL, 7, 0xaca5cf286f1e914eULL },
-		{ 0xfedcba9876543210ULL, 0xffffffffU, 0x9db31ef024dbaf44ULL },
+		{ 0x00000000, 1, 0x92ca2f0eU },
+		{ 0x00000000, 2, 0x3cd6e3f3U },
+		{ 0x01234567, 1, 0x3d9fb56fU },
+		{ 0xffffffff, 3, 0xe48ac83aU },
+		{ 0x726fdb47, 7, 0x5e543615U },
+		{ 0xfedcba98, 0xffffffffU, 0x6b7c95c8U },
 	};
-	u32 i;
+	u32 i, h, seen = 0;
 
 	for (i = 0; i < ARRAY_SIZE(v); i++)
 		check(maglev_rehash(v[i].h, v[i].i) == v[i].want,
-		      "rehash(%016llx, %u) = %016llx, want %016llx",
+		      "rehash(%08x, %u) = %08x, want %08x",
 		      v[i].h, v[i].i, maglev_rehash(v[i].h, v[i].i),
 		      v[i].want);
 	check(maglev_rehash(0, 1) != maglev_rehash(0, 2) &&
 	      maglev_rehash(1, 1) != maglev_rehash(0, 1), "not distinct");
+	/* a bijection: 2^16 inputs that differ give 2^16 outputs that do */
+	for (h = 0; h < 65536; h++)
+		seen += maglev_rehash(h << 16 | h, 3) ==
+			maglev_rehash((h + 1) << 16 | (h + 1), 3);
+	check(!seen, "%u neighbouring inputs collide", seen);
 }
 
 int main(void)
 {
 	run("maglev_key_from_bytes: k0, k1 little-endian", test_key_from_bytes);
+	run("maglev_hkey_from_bytes: both forms' k0, k1", test_hkey_from_bytes);
+	run("hsiphash 64-bit form: the kernel's 64 SipHash-1-3 vectors",
+	    test_hsip64_vectors);
+	run("hsiphash 32-bit form: the kernel's 64 HalfSipHash-1-3 vectors",
+	    test_hsip32_vectors);
+	run("client keys: typed helpers, byte strings, model values",
+	    test_client_keys);
 	run("siphash: 64 reference SipHash-2-4 vectors", test_vectors);
 	run("siphash: unaligned messages", test_unaligned);
 	run("siphash: key halves, message bits, length", test_key_and_bits);

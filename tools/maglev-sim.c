@@ -26,7 +26,10 @@
 #define SIM_MAX_ARGS	4	/* more words than any command takes */
 
 static const char sim_help[] =
-"usage: maglev-sim [--help] < commands\n"
+"usage: maglev-sim [--help] [-32] < commands\n"
+"\n"
+"  -32   compute the client hash as 32-bit kernels do (HalfSipHash-1-3);\n"
+"        by default as 64-bit kernels do (SipHash-1-3)\n"
 "\n"
 "Plans IPVS maglev tables: reads commands from standard input, one per line,\n"
 "rebuilds the table with the kernel module's own maglev_table.c after each\n"
@@ -61,7 +64,8 @@ static const char sim_help[] =
 "                            number (STATS shows size= in use, next_size=\n"
 "                            as set)\n"
 "  KEY <32 hex digits>       128-bit key of the client hash of LOOKUP and\n"
-"                            LOOKUP_ADDR (SipHash-2-4), 16 bytes in hex,\n"
+"                            LOOKUP_ADDR (the kernel's hsiphash: SipHash-1-3,\n"
+"                            with -32 HalfSipHash-1-3), 16 bytes in hex,\n"
 "                            first byte first, as maglev_hash_key is written\n"
 "                            (default all zero).  Takes effect at once.\n"
 "  FINGERPRINT               the key's fingerprint, 8 lowercase hex digits,\n"
@@ -73,12 +77,13 @@ static const char sim_help[] =
 "                            the table counts M (all slots if it changed\n"
 "                            the size)\n"
 "  OWNER <slot>              owner of a slot, 0..M-1\n"
-"  LOOKUP <key>              owner of a text key: SipHash-2-4 of its bytes\n"
+"  LOOKUP <key>              owner of a text key: hsiphash of its bytes\n"
 "                            under KEY (maglev_key_hash())\n"
 "  LOOKUP_ADDR <addr>        owner of an address, hashed as the scheduler\n"
 "                            does: the 4- or 16-byte address in network\n"
-"                            order, then the 2-byte port in network order\n"
-"                            only if one is given.  Forms: 10.0.0.1,\n"
+"                            order, then, only if one is given, the 2-byte\n"
+"                            port in network order and two zero bytes.\n"
+"                            Forms: 10.0.0.1,\n"
 "                            10.0.0.1:80, 2001:db8::1, [2001:db8::1],\n"
 "                            [2001:db8::1]:80\n"
 "  COUNTS                    \"<name> <slots>\" per backend, in name order,\n"
@@ -124,7 +129,8 @@ struct sim {
 	u32 nr_node;
 
 	u32 next_size;		/* table size of the next rebuild */
-	siphash_key_t key;	/* client hash key (KEY), all zero at first */
+	siphash_key_t key;	/* KEY, all zero at first: its fingerprint */
+	hsiphash_key_t hkey;	/* the same as the client hash's key */
 
 	/* the table serving now, with its backends in name order */
 	struct maglev_table *cur;
@@ -228,7 +234,8 @@ static int hex_digit(char c)
  * digits (either case), the key's 16 bytes, first byte first.  Errors do
  * not repeat the text: it may be a secret key with a typo.
  */
-static int parse_key(struct sim *s, const char *str, siphash_key_t *key)
+static int parse_key(struct sim *s, const char *str, siphash_key_t *key,
+		     hsiphash_key_t *hkey)
 {
 	u8 b[MAGLEV_KEY_BYTES];
 	size_t len = strlen(str), i;
@@ -246,6 +253,7 @@ static int parse_key(struct sim *s, const char *str, siphash_key_t *key)
 		b[i / 2] |= (u8)(i % 2 ? d : d << 4);
 	}
 	maglev_key_from_bytes(key, b);
+	maglev_hkey_from_bytes(hkey, b);
 	return 0;
 }
 
@@ -479,7 +487,7 @@ static int cmd_size(struct sim *s, int argc, char **argv)
 static int cmd_key(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
-	return parse_key(s, argv[1], &s->key);
+	return parse_key(s, argv[1], &s->key, &s->hkey);
 }
 
 static int cmd_fingerprint(struct sim *s, int argc, char **argv)
@@ -526,10 +534,10 @@ static int cmd_owner(struct sim *s, int argc, char **argv)
 
 static int cmd_lookup(struct sim *s, int argc, char **argv)
 {
-	u64 h;
+	u32 h;
 
 	(void)argc;
-	h = maglev_key_hash(argv[1], strlen(argv[1]), &s->key);
+	h = maglev_key_hash(argv[1], strlen(argv[1]), &s->hkey);
 	print_owner(s, maglev_lookup(s->cur, h));
 	return 0;
 }
@@ -587,15 +595,26 @@ static int parse_addr(struct sim *s, const char *str, u8 *key)
 
 static int cmd_lookup_addr(struct sim *s, int argc, char **argv)
 {
-	u8 key[18];
+	u8 key[18] = { 0 };
+	__be16 port;
+	u32 h;
 	int len;
 
 	(void)argc;
 	len = parse_addr(s, argv[1], key);
 	if (len < 0)
 		return -1;
-	print_owner(s, maglev_lookup(s->cur,
-				     maglev_key_hash(key, len, &s->key)));
+	/* the scheduler's own helpers, as ip_vs_maglev_schedule() calls them */
+	memcpy(&port, key + (len & ~3), sizeof(port));
+	if (len == 4)
+		h = maglev_hash_ip4(key, &s->hkey);
+	else if (len == 6)
+		h = maglev_hash_ip4_port(key, port, &s->hkey);
+	else if (len == 16)
+		h = maglev_hash_ip6(key, &s->hkey);
+	else
+		h = maglev_hash_ip6_port(key, port, &s->hkey);
+	print_owner(s, maglev_lookup(s->cur, h));
 	return 0;
 }
 
@@ -964,7 +983,9 @@ int main(int argc, char **argv)
 		fputs(sim_help, stdout);
 		return 0;
 	}
-	if (argc > 1) {
+	if (argc == 2 && !strcmp(argv[1], "-32")) {
+		maglev_hsiphash_32 = true;
+	} else if (argc > 1) {
 		fprintf(stderr, "maglev-sim: unknown argument '%s'\n%s",
 			argv[1], sim_help);
 		return 2;

@@ -364,7 +364,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	const char *why = NULL;
 	u32 size, n, i, rot;
 	bool must, drain;
-	siphash_key_t key;
+	hsiphash_key_t key;
 	void *work;
 	int err;
 
@@ -439,7 +439,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 		  "another order gave another table");
 	fz_assert(!maglev_churn(t, b, n, t2, b2, n, work), "churn with itself");
 	for (i = 0; i < 64; i++) {
-		u64 h = maglev_key_hash(&i, sizeof(i), &key);
+		u32 h = maglev_key_hash(&i, sizeof(i), &key);
 		u32 o = maglev_lookup(t, h);
 
 		fz_assert(maglev_slot_of(t, h) < size, "slot out of range");

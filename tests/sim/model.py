@@ -4,13 +4,13 @@
 
 It follows the normative text of include/maglev_table.h (h32, offset, skip,
 turns with big weights scaled, the size fit, fill, draining, digest, churn,
-client key hash (SipHash-2-4, written here from the paper), key
-fingerprint, slot of a hash, backend names of addresses), and speaks the
+client key hash (hsiphash: SipHash-1-3, or HalfSipHash-1-3 with -32,
+written here from the paper and the spec), key fingerprint (SipHash-2-4), slot of a hash, backend names of addresses), and speaks the
 subset of maglev-sim's protocol used by the golden files: it reads
 commands on stdin and prints what maglev-sim must print on stdout.  It shares no code with the C side,
 so golden outputs made with it check the C code against the spec.
 
-    tests/sim/model.py < tests/sim/golden/NAME.in > tests/sim/golden/NAME.out
+    tests/sim/model.py [-32] < tests/sim/golden/NAME.in > tests/sim/golden/NAME.out
 
 Only well-formed input is supported; there is no error handling.
 """
@@ -86,12 +86,73 @@ def siphash24(data, key):
     return v[0] ^ v[1] ^ v[2] ^ v[3]
 
 
+def sip_rounds(v, n, bits):
+    """n SipRounds on the state v: SipHash's (64-bit words, rotations 13,
+    16, 32, 17, 21, 32) or HalfSipHash's (32-bit, 5, 8, 16, 13, 7, 16)."""
+    mask = (1 << bits) - 1
+    r = (13, 16, 32, 17, 21, 32) if bits == 64 else (5, 8, 16, 13, 7, 16)
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (bits - b))) & mask
+
+    for _ in range(n):
+        v[0] = (v[0] + v[1]) & mask
+        v[1] = rotl(v[1], r[0]) ^ v[0]
+        v[0] = rotl(v[0], r[2])
+        v[2] = (v[2] + v[3]) & mask
+        v[3] = rotl(v[3], r[1]) ^ v[2]
+        v[0] = (v[0] + v[3]) & mask
+        v[3] = rotl(v[3], r[4]) ^ v[0]
+        v[2] = (v[2] + v[1]) & mask
+        v[1] = rotl(v[1], r[3]) ^ v[2]
+        v[2] = rotl(v[2], r[5])
+
+
+def hsiphash(data, key, half=False):
+    """The kernel's hsiphash of bytes under a 16-byte key K, from the spec:
+    SipHash-1-3 with k0 = K[0..7], k1 = K[8..15] and the low 32 bits of its
+    output (64-bit kernels), or with half HalfSipHash-1-3 with k0 = K[0..3],
+    k1 = K[8..11] and the output v1 ^ v3 (32-bit kernels).  The message is
+    padded as SipHash pads it: zero bytes, the length mod 256 on top."""
+    bits = 32 if half else 64
+    w = bits // 8
+    k0 = int.from_bytes(key[:w], "little")
+    k1 = int.from_bytes(key[8:8 + w], "little")
+    if half:
+        c = (0, 0, 0x6C796765, 0x74656462)
+    else:
+        c = (0x736F6D6570736575, 0x646F72616E646F6D,
+             0x6C7967656E657261, 0x7465646279746573)
+    v = [k0 ^ c[0], k1 ^ c[1], k0 ^ c[2], k1 ^ c[3]]
+    tail = len(data) % w
+    padded = data + bytes(w - 1 - tail) + bytes([len(data) & 0xFF])
+    for i in range(0, len(padded), w):
+        m = int.from_bytes(padded[i:i + w], "little")
+        v[3] ^= m
+        sip_rounds(v, 1, bits)
+        v[0] ^= m
+    v[2] ^= 0xFF
+    sip_rounds(v, 3, bits)
+    if half:
+        return v[1] ^ v[3]
+    return (v[0] ^ v[1] ^ v[2] ^ v[3]) & 0xFFFFFFFF
+
+
+def fmix32(x):
+    x ^= x >> 16
+    x = (x * 0x85EBCA6B) & 0xFFFFFFFF
+    x ^= x >> 13
+    x = (x * 0xC2B2AE35) & 0xFFFFFFFF
+    x ^= x >> 16
+    return x
+
+
 def fingerprint(key):
     return siphash24(b"ip_vs_maglev fingerprint", key) >> 32
 
 
 def rehash(h, i):
-    return fmix64(h ^ ((i * 0x9E3779B97F4A7C15) & M64))
+    return fmix32(h ^ ((i * 0x9E3779B9) & 0xFFFFFFFF))
 
 
 def turns_of(weights, m):
@@ -250,11 +311,12 @@ def addr_key(text):
             port = int(p)
     key = addr.packed
     if port is not None:
-        key += port.to_bytes(2, "big")
+        key += port.to_bytes(2, "big") + bytes(2)
     return key
 
 
 def main():
+    half = sys.argv[1:] == ["-32"]
     next_size = AUTO
     size = fit_size(next_size, 0)
     key = bytes(16)
@@ -320,8 +382,7 @@ def main():
             print(owner(slot[int(w[1])]), file=out)
         elif cmd in ("LOOKUP", "LOOKUP_ADDR"):
             data = w[1].encode() if cmd == "LOOKUP" else addr_key(w[1])
-            # the 32-bit client hash: the low 32 bits of SipHash's 64
-            h = siphash24(data, key) & 0xFFFFFFFF
+            h = hsiphash(data, key, half)
             print(owner(slot[(h * size) >> 32]), file=out)
         elif cmd == "COUNTS":
             for i, n in enumerate(names):

@@ -40,7 +40,7 @@ fi
 # exit status in $rc.
 rc=0
 sim() {
-	"$SIM" >"$TMP/out" 2>"$TMP/err"
+	"$SIM" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 }
 
@@ -512,6 +512,24 @@ expect "LOOKUP_ADDR 2001:db8:0:0::1 is 2001:db8::1" \
 expect "LOOKUP_ADDR hashes bytes, not the text" \
 	sh -c "paste -d' ' - - <'$TMP/out' | awk '\$1 != \$2' | grep -q ."
 
+# The two forms of hsiphash (64- and 32-bit kernels) choose differently but
+# build the same table.
+{
+	nodes be 100
+	echo DIGEST
+	for s in $(seq 1 64); do
+		echo "LOOKUP_ADDR 10.0.0.$s:80"
+	done
+} >"$TMP/forms.in"
+sim <"$TMP/forms.in"
+cp "$TMP/out" "$TMP/form64"
+sim -32 <"$TMP/forms.in"
+expect "-32: the same table (DIGEST), other owners for most addresses" \
+	test "$rc" -eq 0 -a "$(head -n 1 "$TMP/out")" = \
+	"$(head -n 1 "$TMP/form64")" -a \
+	"$(paste -d' ' "$TMP/form64" "$TMP/out" | awk '$1 != $2' | wc -l)" \
+	-gt 40
+
 # --- hash keys --------------------------------------------------------------
 
 # The default key is all zero; its fingerprint, from tests/sim/model.py
@@ -571,10 +589,13 @@ expect "KEY moves lookups but not the table; the old key gives them back" \
 # Weights from 0 to INT_MAX (many above 65535), sizes below and above the
 # number of backends, drains, removals down to an empty table: maglev-sim
 # and model.py must print the same DIGEST, CHURN and COUNTS throughout, and
-# the same owners of text and address keys under random hash keys (KEY).
-# awk's srand(seed) makes every run the same.
+# the same owners of text and address keys under random hash keys (KEY),
+# with the client hash of 64-bit kernels (seeds 1..8) and with -32 that of
+# 32-bit ones (seeds 9..12).  awk's srand(seed) makes every run the same.
 if command -v python3 >/dev/null; then
-	for seed in 1 2 3 4 5 6 7 8; do
+	for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		form=()
+		[ "$seed" -gt 8 ] && form=(-32)
 		awk -v seed="$seed" 'BEGIN {
 			srand(seed)
 			split("251 257 263 1009 2003", sizes)
@@ -629,13 +650,14 @@ if command -v python3 >/dev/null; then
 			print "CHURN"
 			print "COUNTS"
 		}' >"$TMP/rand.in"
-		sim <"$TMP/rand.in"
-		python3 "$HERE/model.py" <"$TMP/rand.in" >"$TMP/rand.model" 2>&1
+		sim "${form[@]}" <"$TMP/rand.in"
+		python3 "$HERE/model.py" "${form[@]}" <"$TMP/rand.in" \
+			>"$TMP/rand.model" 2>&1
 		if [ "$rc" -eq 0 ] && [ ! -s "$TMP/err" ] &&
 		   cmp -s "$TMP/out" "$TMP/rand.model"; then
-			pass "random script $seed: maglev-sim equals model.py"
+			pass "random script $seed${form:+ ($form)}: maglev-sim equals model.py"
 		else
-			fail "random script $seed: maglev-sim differs from model.py"
+			fail "random script $seed${form:+ ($form)}: maglev-sim differs from model.py"
 			diff "$TMP/rand.model" "$TMP/out" | head -5
 			head -3 "$TMP/err"
 		fi

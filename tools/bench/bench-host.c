@@ -20,18 +20,23 @@
  * code-generation limits (no SIMD registers, see the Makefile), so that the
  * figures are those of the code the kernel would run.
  *
- * Lookups: maglev_key_hash() (SipHash-2-4 under a 128-bit key, the client
- * hash the scheduler runs per packet) of a 6-byte IPv4 address + port key
- * followed by maglev_lookup(), over LOOKUP_KEYS different keys with the
- * table in cache; also each half alone.  Median of LOOKUP_RUNS passes, in ns
- * per key.
+ * Lookups: the client hash of a 6-byte IPv4 address + port key
+ * (maglev_hash_ip4_port(), hsiphash_2u32() under a 128-bit key) followed by
+ * maglev_lookup(), over LOOKUP_KEYS different keys with the table in cache;
+ * also each half alone.  Median of LOOKUP_RUNS passes, in ns per key.
  *
- * Client hash, old and new: per packet, the unkeyed maglev_hash(key, len,
- * seed) (fmix64 per 8 bytes, the client hash before the 128-bit key) +
- * maglev_lookup() against maglev_key_hash() + maglev_lookup(), for IPv4,
- * IPv4+port, IPv6 and IPv6+port keys (4, 6, 16, 18 bytes), passes
- * interleaved; medians of KH_RUNS passes and their ratio.  tools/siphash.c
- * is compiled with the kernel flags too; lib/siphash.c runs the same rounds.
+ * Per new connection: ip_vs_maglev_schedule()'s path from the client
+ * address and port to an available destination (maglev_sched_port.c: the
+ * key through hsiphash's typed helpers, maglev_lookup(), the destination,
+ * its availability test) against ip_vs_mh_schedule()'s (mh_port.c:
+ * ip_vs_mh_hashkey(), IPv6 folded, hsiphash(&v, 4) as x86-64 runs it, the
+ * modulo, the dest slot, is_unavailable()), for IPv4, IPv4+port, IPv6 and
+ * IPv6+port keys, a service of 100 and one of 5 servers, maglev at today's
+ * default M and at a prime near 100 N, mh at its default 4093; also mh with
+ * hsiphash_1u32() (not what ip_vs_mh runs).  Passes interleaved, medians
+ * of PC_RUNS, ratios of the medians.  tools/siphash.c is compiled with the
+ * kernel flags too and runs lib/siphash.c's rounds.  "bench-host conn"
+ * prints only these figures.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -42,13 +47,12 @@
 
 #include "maglev_table.h"
 #include "maglev_ref.h"
+#include "maglev_sched_port.h"
 #include "mh_port.h"
 
 #define RUNS		51
 #define LOOKUP_RUNS	9
 #define LOOKUP_KEYS	10000000U
-#define KH_RUNS		21
-#define KH_KEYS		2000000U
 #define SAMPLE_SLOTS	262144U	/* repeat small fills up to this */
 #define TARGET_M	65537U
 #define TARGET_N	1000U
@@ -179,7 +183,7 @@ static void mh_init(struct point *p)
 
 		memset(d, 0, sizeof(*d));
 		d->af = AF_INET;
-		d->addr[0] = htonl(0x0a000000U | (i / 250) << 8 | (i % 250 + 1));
+		d->addr.ip = htonl(0x0a000000U | (i / 250) << 8 | (i % 250 + 1));
 		d->port = htons(80);
 		d->weight = 1;
 		d->last_weight = 1;
@@ -403,9 +407,11 @@ static u64 bench_drain_build(u32 size, u32 n)
 }
 
 /* An arbitrary client hash key; its value does not change the cost. */
-static const siphash_key_t bench_key = {
-	{ 0x5be0cd19137e2179ULL, 0x1f83d9abfb41bd6bULL }
+static const u8 bench_key_bytes[MAGLEV_KEY_BYTES] = {
+	0x79, 0x21, 0x7e, 0x13, 0x19, 0xcd, 0xe0, 0x5b,
+	0x6b, 0xbd, 0x41, 0xfb, 0xab, 0xd9, 0x83, 0x1f,
 };
+static hsiphash_key_t bench_key;
 
 /* Per-key costs; each pass walks LOOKUP_KEYS different keys. */
 enum { L_BOTH, L_HASH, L_LOOKUP, NR_L };
@@ -413,29 +419,22 @@ enum { L_BOTH, L_HASH, L_LOOKUP, NR_L };
 static u64 lookup_pass(const struct maglev_table *t, int kind)
 {
 	u64 sum = 0, x = 0x243f6a8885a308d3ULL;
-	u8 key[6];
 	u64 t0;
 	u32 i;
 
 	t0 = now_ns();
 	for (i = 0; i < LOOKUP_KEYS; i++) {
-		/*
-		 * Varied IPv4 address and port in network byte order, copied
-		 * into the key as the scheduler copies them from the packet:
-		 * one 4-byte and one 2-byte store.
-		 */
+		/* varied IPv4 address and port in network byte order */
 		u32 addr = htonl(0x0a000000U + i * 2654435761U);
 		u16 port = htons((u16)(i * 40503U));
 
-		memcpy(key, &addr, sizeof(addr));
-		memcpy(key + 4, &port, sizeof(port));
 		switch (kind) {
 		case L_BOTH:
-			sum += maglev_lookup(t, maglev_key_hash(key, 6,
-								&bench_key));
+			sum += maglev_lookup(t, maglev_hash_ip4_port(&addr, port,
+								     &bench_key));
 			break;
 		case L_HASH:
-			sum += maglev_key_hash(key, 6, &bench_key);
+			sum += maglev_hash_ip4_port(&addr, port, &bench_key);
 			break;
 		case L_LOOKUP:
 			/* a cheap 64-bit LCG stands in for the hash */
@@ -454,11 +453,12 @@ static double bench_lookups(void)
 	double target = 0;
 	unsigned int i, r, k;
 
-	printf("\nLookups: N = %u, %u different 6-byte IPv4+port keys per pass,\n",
+	printf("\nLookups: N = %u, %u different IPv4+port keys per pass,\n",
 	       TARGET_N, LOOKUP_KEYS);
-	printf("table in cache, median of %d passes, ns per key\n",
+	printf("hsiphash_2u32 (maglev_hash_ip4_port()) + maglev_lookup(), table in\n");
+	printf("cache, median of %d passes, ns per key (hash+lookup, and each\n",
 	       LOOKUP_RUNS);
-	printf("(hash+lookup, and each half alone).\n\n");
+	printf("half alone).\n\n");
 	printf("%8s %12s %9s %9s\n", "M", "hash+lookup", "hash", "lookup");
 
 	for (i = 0; i < ARRAY_LEN(sizes); i++) {
@@ -486,92 +486,286 @@ static double bench_lookups(void)
 	return target;
 }
 
-/* Client keys of the old/new comparison: IPv4, IPv4+port, IPv6, IPv6+port. */
+/*
+ * Per new connection: ip_vs_maglev_schedule()'s path (maglev_sched_port.c)
+ * against ip_vs_mh_schedule()'s (mh_port.c), from the client address and
+ * port to an available destination, for the four client key kinds.
+ */
+#define PC_CLIENTS	16384U	/* distinct clients, cycled through */
+#define PC_CONNS	1000000U	/* connections per pass */
+#define PC_RUNS		21
+
 static const struct {
 	const char *name;
-	u32 len;
-} kh_keys[] = {
-	{ "IPv4", 4 },
-	{ "IPv4+port", 6 },
-	{ "IPv6", 16 },
-	{ "IPv6+port", 18 },
+	u16 af;
+	unsigned int flags;
+} pc_kinds[] = {
+	{ "IPv4", MHP_AF_INET, 0 },
+	{ "IPv4+port", MHP_AF_INET, MHP_SVC_F_PORT },
+	{ "IPv6", MHP_AF_INET6, 0 },
+	{ "IPv6+port", MHP_AF_INET6, MHP_SVC_F_PORT },
 };
+#define PC_KINDS	ARRAY_LEN(pc_kinds)
+
+/* Services: N servers; maglev at the old default M = 65537 and under auto */
+static const struct {
+	u32 n;
+	u32 m_small;
+} pc_svcs[] = {
+	{ 100, 0 },
+	{ 5, 0 },
+};
+#define PC_SVCS		ARRAY_LEN(pc_svcs)
+/* The two maglev table sizes of each service, as built. */
+static u32 pc_msize[PC_SVCS][2];
 
 /*
- * One pass of KH_KEYS lookups of @len-byte keys, hashed with the old
- * unkeyed maglev_hash() (@keyed false) or with maglev_key_hash().  The key
- * changes from one packet to the next as the scheduler copies it from the
- * packet, with no store wider than the hash's loads that follow (which
- * would stall store forwarding): one 4-byte store of an IPv4 address, or
- * one 8-byte store of an IPv6 address's last half, then the port.
+ * Variants per service: maglev at 65537, maglev at m_small (0: auto), mh at 4093,
+ * and mh with hsiphash_1u32(v) for hsiphash(&v, 4) (not what ip_vs_mh
+ * does: it shows what the store and 8-byte reload of v cost mh).
  */
-static u64 kh_pass(const struct maglev_table *t, u32 len, bool keyed)
+enum { PC_MAGLEV, PC_MAGLEV_SMALL, PC_MH, PC_MH_1U32, PC_NR };
+static const char *const pc_names[PC_NR] = {
+	"maglev", "maglev", "mh", "mh-1u32"
+};
+
+struct pc_conn {
+	union mhp_addr addr;
+	u16 port;
+};
+
+/* One service: the dests, mh's state and maglev's two tables. */
+struct pc_service {
+	u32 n;
+	u32 m[2];
+	struct mhp_service svc;
+	struct mhp_state mh;
+	struct mhp_dest **dests;
+	struct msp_key key;
+	struct msp_net net;
+	struct msp_lut lut[2];
+	struct msp_service ms[2];
+	struct maglev_backend *be[2];
+};
+
+static void pc_lut_init(struct pc_service *ps, int i)
 {
-	u8 key[18] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0 };
-	u32 alen = len & ~3U, i;
-	u64 sum = 0, t0;
+	struct maglev_backend *b = xmalloc(ps->n * sizeof(*b));
+	struct msp_lut *lut = &ps->lut[i];
+	const char *why = NULL;
+	void *work;
+	u32 k;
+
+	memset(b, 0, ps->n * sizeof(*b));
+	for (k = 0; k < ps->n; k++) {
+		b[k].name_len = (u32)snprintf(b[k].name, sizeof(b[k].name),
+					      "10.0.%u.%u:80", k / 250,
+					      k % 250 + 1);
+		b[k].weight = 1;
+		b[k].priv = ps->dests[k];
+	}
+	memset(lut, 0, sizeof(*lut));
+	lut->nr = ps->n;
+	lut->table = xmalloc(maglev_table_bytes(ps->m[i], ps->n));
+	lut->dest = xmalloc(ps->n * sizeof(*lut->dest));
+	work = xmalloc(maglev_work_bytes(ps->m[i], ps->n));
+	if (maglev_build(lut->table, ps->m[i], b, ps->n, work, NULL, &why))
+		die("maglev_build", why);
+	free(work);
+	for (k = 0; k < ps->n; k++)
+		lut->dest[k] = b[k].priv;
+	lut->be = b;
+	ps->be[i] = b;
+	memset(&ps->ms[i], 0, sizeof(ps->ms[i]));
+	ps->ms[i].mn = &ps->net;
+	ps->ms[i].svc = &ps->svc;
+	ps->ms[i].lut = lut;
+}
+
+static void pc_service_init(struct pc_service *ps, u32 n, u32 m_small)
+{
+	u32 i;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->n = n;
+	ps->m[0] = 65537;
+	ps->m[1] = m_small ? m_small : maglev_fit_size(0, n);
+	ps->dests = xmalloc(n * sizeof(*ps->dests));
+	mhp_service_init(&ps->svc);
+	for (i = 0; i < n; i++) {
+		struct mhp_dest *d = xmalloc(sizeof(*d));
+
+		memset(d, 0, sizeof(*d));
+		d->af = MHP_AF_INET;
+		d->addr.ip = htonl(0x0a000000U | (i / 250) << 8 | (i % 250 + 1));
+		d->port = htons(80);
+		d->weight = 1;
+		d->last_weight = 1;
+		d->flags = MHP_DEST_F_AVAILABLE;
+		d->cflags = 1;	/* IP_VS_DEST_CF_AVAILABLE */
+		mhp_service_add(&ps->svc, d);
+		ps->dests[i] = d;
+	}
+	if (mhp_init_svc(&ps->mh, &ps->svc, MHP_SIZE_SMALL))
+		die("mhp_init_svc", NULL);
+	ps->key.hkey = bench_key;
+	ps->net.key = &ps->key;
+	pc_lut_init(ps, 0);
+	pc_lut_init(ps, 1);
+}
+
+static void pc_service_free(struct pc_service *ps)
+{
+	u32 i;
+
+	mhp_done_svc(&ps->mh);
+	for (i = 0; i < 2; i++) {
+		free(ps->lut[i].table);
+		free(ps->lut[i].dest);
+		free(ps->be[i]);
+	}
+	for (i = 0; i < ps->n; i++)
+		free(ps->dests[i]);
+	free(ps->dests);
+}
+
+/* Client addresses and ports: random, IPv6 ones under 2001:db8::/32. */
+static void pc_conns_init(struct pc_conn *c)
+{
+	u64 x = 0x9e3779b97f4a7c15ULL;
+	u32 i, j;
+
+	for (i = 0; i < PC_CLIENTS; i++) {
+		u32 w[4];
+
+		for (j = 0; j < 4; j++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			w[j] = (u32)(x >> 32);
+		}
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].addr.ip6[0] = htonl(0x20010db8U);
+		c[i].addr.ip6[1] = w[1];
+		c[i].addr.ip6[2] = w[2];
+		c[i].addr.ip6[3] = w[3];
+		c[i].port = (u16)w[0];
+	}
+}
+
+/*
+ * One pass: PC_CONNS new connections of the clients at @c (IPv4 keys use
+ * the last word, so that IPv4 and IPv6 addresses are equally random).  Every
+ * one must find an available destination.
+ */
+static u64 pc_pass(struct pc_service *ps, int v, const struct pc_conn *c,
+		   const union mhp_addr *a4)
+{
+	const union mhp_addr *addr;
+	bool v6 = ps->svc.af == MHP_AF_INET6;
+	uintptr_t sum = 0;
+	u32 i, k, missed = 0;
+	struct mhp_dest *d;
+	u64 t0;
 
 	t0 = now_ns();
-	for (i = 0; i < KH_KEYS; i++) {
-		u32 a = htonl(0x0a000000U + i * 2654435761U);
-		u32 b = i * 40503U;
-		u64 a6 = (u64)b << 32 | a;
-		u16 port = htons((u16)b);
-		u64 h;
-
-		if (alen == 16)
-			memcpy(key + 8, &a6, sizeof(a6));
+	for (i = 0; i < PC_CONNS; i++) {
+		k = i & (PC_CLIENTS - 1);
+		addr = v6 ? &c[k].addr : &a4[k];
+		if (v == PC_MH)
+			d = mhp_schedule_small(&ps->svc, &ps->mh, addr,
+					       c[k].port);
+		else if (v == PC_MH_1U32)
+			d = mhp_schedule_small_1u32(&ps->svc, &ps->mh, addr,
+						    c[k].port);
 		else
-			memcpy(key, &a, sizeof(a));
-		if (len > alen)
-			memcpy(key + alen, &port, sizeof(port));
-		if (keyed)
-			h = maglev_key_hash(key, len, &bench_key);
-		else
-			h = maglev_hash(key, len, 0x0123456789abcdefULL);
-		sum += maglev_lookup(t, h);
+			d = msp_schedule(&ps->ms[v], addr, c[k].port);
+		sum += (uintptr_t)d;
+		missed += !d;
 	}
 	t0 = now_ns() - t0;
+	if (missed)
+		die("per-connection benchmark", "no destination chosen");
 	sink += sum;
 	return t0;
 }
 
-/* Medians in ns per key: old[k] and new[k] for kh_keys[k]. */
-static void bench_key_hash(double *old, double *new)
+/* Medians in ns per connection: [kind][service][variant] */
+static double pc_med[PC_KINDS][PC_SVCS][PC_NR];
+
+static void bench_per_conn(void)
 {
-	u64 ns[ARRAY_LEN(kh_keys)][2][KH_RUNS];
-	unsigned int k, r, j, nv = 2 * ARRAY_LEN(kh_keys);
-	struct point p;
+	static u64 ns[PC_KINDS][PC_SVCS][PC_NR][PC_RUNS];
+	unsigned int nv = PC_KINDS * PC_SVCS * PC_NR, k, sv, v, r, j;
+	struct pc_service *ps = xmalloc(PC_SVCS * sizeof(*ps));
+	struct pc_conn *c = xmalloc(PC_CLIENTS * sizeof(*c));
+	union mhp_addr *a4 = xmalloc(PC_CLIENTS * sizeof(*a4));
 
-	printf("\nClient hash, old and new: unkeyed maglev_hash(key, len, seed) +\n");
-	printf("maglev_lookup against SipHash-2-4 maglev_key_hash(key, len, &key) +\n");
-	printf("maglev_lookup, M = %u, N = %u, %u different keys per pass,\n",
-	       TARGET_M, TARGET_N, KH_KEYS);
-	printf("passes interleaved, median of %d, ns per key.\n\n", KH_RUNS);
-	printf("%-10s %5s %11s %11s %12s\n", "key", "bytes", "old (fmix)",
-	       "siphash", "siphash/old");
+	printf("\nPer new connection: hash, lookup and availability test, from the\n");
+	printf("client address (and port) to an available server: maglev's\n");
+	printf("ip_vs_maglev_schedule() path (tools/bench/maglev_sched_port.c:\n");
+	printf("hsiphash typed helpers, u32 hash, maglev_lookup() on packed\n");
+	printf("slots, dest pointer, availability) against ip_vs_mh_schedule()'s\n");
+	printf("(tools/bench/mh_port.c: ip_vs_mh_hashkey(), IPv6 folded, hsiphash,\n");
+	printf("%% 4093, 8-byte dest slot, is_unavailable()).  %u random clients\n",
+	       PC_CLIENTS);
+	printf("cycled, %u connections per pass, the %u variants' passes\n",
+	       PC_CONNS, nv);
+	printf("interleaved (order rotating), median of %d passes, ns per\n",
+	       PC_RUNS);
+	printf("connection; ratio = maglev median / mh median.\n\n");
 
-	point_init(&p, TARGET_M, TARGET_N);
-	run_variant(&p, V_BUILD);
-	for (j = 0; j < nv; j++)
-		kh_pass(p.t, kh_keys[j / 2].len, j % 2);
-	/* the order of the eight variants rotates from pass to pass */
-	for (r = 0; r < KH_RUNS; r++) {
+	pc_conns_init(c);
+	for (k = 0; k < PC_CLIENTS; k++) {
+		memset(&a4[k], 0, sizeof(a4[k]));
+		a4[k].ip = c[k].addr.ip6[3];
+	}
+	for (sv = 0; sv < PC_SVCS; sv++) {
+		pc_service_init(&ps[sv], pc_svcs[sv].n, pc_svcs[sv].m_small);
+		pc_msize[sv][0] = ps[sv].m[0];
+		pc_msize[sv][1] = ps[sv].m[1];
+	}
+
+	for (r = 0; r <= PC_RUNS; r++) {
 		for (j = 0; j < nv; j++) {
-			unsigned int v = (r + j) % nv;
+			unsigned int x = (r + j) % nv;
+			u64 t;
 
-			k = v / 2;
-			ns[k][v % 2][r] = kh_pass(p.t, kh_keys[k].len, v % 2);
+			k = x / (PC_SVCS * PC_NR);
+			sv = x / PC_NR % PC_SVCS;
+			v = x % PC_NR;
+			ps[sv].svc.af = pc_kinds[k].af;
+			ps[sv].svc.flags = pc_kinds[k].flags;
+			t = pc_pass(&ps[sv], (int)v, c, a4);
+			if (r)	/* run 0 warms up */
+				ns[k][sv][v][r - 1] = t;
 		}
 	}
-	for (k = 0; k < ARRAY_LEN(kh_keys); k++) {
-		old[k] = (double)median(ns[k][0], KH_RUNS) / KH_KEYS;
-		new[k] = (double)median(ns[k][1], KH_RUNS) / KH_KEYS;
-		printf("%-10s %5u %11.2f %11.2f %11.2fx\n", kh_keys[k].name,
-		       kh_keys[k].len, old[k], new[k], new[k] / old[k]);
+
+	printf("%-10s %5s %7s %9s %9s %7s\n", "key", "N", "M", "scheduler",
+	       "ns/conn", "ratio");
+	for (k = 0; k < PC_KINDS; k++) {
+		for (sv = 0; sv < PC_SVCS; sv++) {
+			for (v = 0; v < PC_NR; v++)
+				pc_med[k][sv][v] =
+					(double)median(ns[k][sv][v], PC_RUNS) /
+					PC_CONNS;
+			for (v = 0; v < PC_NR; v++) {
+				printf("%-10s %5u %7u %9s %9.2f", pc_kinds[k].name,
+				       pc_svcs[sv].n,
+				       v >= PC_MH ? MHP_SIZE_SMALL : ps[sv].m[v],
+				       pc_names[v], pc_med[k][sv][v]);
+				if (v != PC_MH)
+					printf(" %6.2fx", pc_med[k][sv][v] /
+					       pc_med[k][sv][PC_MH]);
+				printf("\n");
+			}
+		}
 	}
 	fflush(stdout);
-	point_free(&p);
+	for (sv = 0; sv < PC_SVCS; sv++)
+		pc_service_free(&ps[sv]);
+	free(ps);
+	free(c);
+	free(a4);
 }
 
 static void print_cpu(void)
@@ -592,22 +786,57 @@ static void print_cpu(void)
 	fclose(f);
 }
 
-int main(void)
+/* The closing lines of the per-connection figures. */
+static void print_per_conn(void)
+{
+	unsigned int k, sv;
+
+	printf("Per new connection, maglev / mh (mh at %u slots; goal for IPv4 keys\n",
+	       MHP_SIZE_SMALL);
+	printf("at most 1.00x; mh folds IPv6 to 4 bytes, maglev hashes it whole):\n");
+	for (sv = 0; sv < PC_SVCS; sv++)
+		for (k = 0; k < PC_KINDS; k++)
+			printf("  N %3u %-9s  M %5u %.2fx, M %5u %.2fx  (mh %.2f ns; against mh-1u32 %.2fx, %.2fx)\n",
+			       pc_svcs[sv].n, pc_kinds[k].name,
+			       pc_msize[sv][0],
+			       pc_med[k][sv][PC_MAGLEV] / pc_med[k][sv][PC_MH],
+			       pc_msize[sv][1],
+			       pc_med[k][sv][PC_MAGLEV_SMALL] /
+			       pc_med[k][sv][PC_MH], pc_med[k][sv][PC_MH],
+			       pc_med[k][sv][PC_MAGLEV] /
+			       pc_med[k][sv][PC_MH_1U32],
+			       pc_med[k][sv][PC_MAGLEV_SMALL] /
+			       pc_med[k][sv][PC_MH_1U32]);
+}
+
+/* "bench-host conn": only the per-connection figures. */
+int main(int argc, char **argv)
 {
 	struct figures t = { 0 };
-	double look, kh_old[ARRAY_LEN(kh_keys)], kh_new[ARRAY_LEN(kh_keys)];
-	unsigned int k;
+	double look;
 	u64 drain;
 
+	maglev_hkey_from_bytes(&bench_key, bench_key_bytes);
 	printf("bench-host: maglev_table.c build and lookup figures\n");
 	print_cpu();
+	if (argc == 2 && !strcmp(argv[1], "conn")) {
+		bench_per_conn();
+		printf("\n");
+		print_per_conn();
+		printf("(checksum %016llx)\n", sink);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "usage: bench-host [conn]\n");
+		return 2;
+	}
 	printf("\n");
 	bench_builds(&t);
 	drain = bench_drain_build(TARGET_M, TARGET_N);
 	printf("maglev_build, M = %u, N = %u, one backend draining (two fills): %.3f ms\n",
 	       TARGET_M, TARGET_N, ms(drain));
 	look = bench_lookups();
-	bench_key_hash(kh_old, kh_new);
+	bench_per_conn();
 
 	printf("\nAt M = %u, N = %u (mh at %u), median [q1, q3] of %d runs:\n",
 	       TARGET_M, TARGET_N, MHP_SIZE_LARGE, RUNS);
@@ -627,12 +856,8 @@ int main(void)
 	printf("  fastest runs: maglev_build %.3f ms, mh rebuild %.3f ms, ratio %.2fx\n",
 	       ms(t.lo[V_BUILD]), ms(t.lo[V_MH]),
 	       (double)t.lo[V_MH] / (t.lo[V_BUILD] ? : 1));
-	printf("  hash+lookup   %.2f ns per key (SipHash-2-4, IPv4+port)\n",
-	       look);
-	for (k = 0; k < ARRAY_LEN(kh_keys); k++)
-		printf("  %-9s     siphash %.2f / old %.2f ns = %.2fx\n",
-		       kh_keys[k].name, kh_new[k], kh_old[k],
-		       kh_new[k] / kh_old[k]);
+	printf("  hash+lookup   %.2f ns per key (hsiphash, IPv4+port)\n", look);
+	print_per_conn();
 	printf("(checksum %016llx)\n", sink);
 	return 0;
 }

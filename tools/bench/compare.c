@@ -15,7 +15,7 @@
  *
  * Backends are named like IPVS dests, "10.0.x.y:80"; keys are client
  * addresses as text, "172.16.x.y:port", hashed by each algorithm's own key
- * hash (maglev_key_hash(), SipHash-2-4 under the default all-zero key;
+ * hash (maglev_key_hash(): hsiphash under the default all-zero key;
  * ring64's FNV-1a 64 + finalizer).
  *
  * balance      busiest backend's share over the ideal 1/N: over the slots
@@ -88,7 +88,8 @@ struct inst {
 static u64 sink;
 static u32 nr_keys;
 static char (*key_text)[32];
-static u64 *key_mh, *key_rh;
+static u32 *key_mh;
+static u64 *key_rh;
 static u32 *order;
 
 static u64 now_ns(void)
@@ -516,7 +517,7 @@ int main(int argc, char **argv)
 	u32 runs, i, ai;
 	u32 *own0, *own1;
 	u64 rnd = 0x9e3779b97f4a7c15ULL;
-	const siphash_key_t zero_key = { { 0, 0 } };
+	const hsiphash_key_t zero_key = { { 0, 0 } };
 	FILE *tsv;
 	u32 ns[64], nr_ns = 0;
 

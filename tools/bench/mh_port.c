@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mh_port.c - userspace port of the table build of Linux 6.12's ip_vs_mh
- * (net/netfilter/ipvs/ip_vs_mh.c), written from reading it, as the honest
- * baseline of make bench-host.
+ * mh_port.c - userspace port of the table build and the lookup of Linux
+ * 6.12's ip_vs_mh (net/netfilter/ipvs/ip_vs_mh.c), written from reading
+ * it, as the honest baseline of make bench-host.
  *
  * What is kept as ip_vs_mh does it, because it is what a rebuild costs:
  * - the table is a compile-time size (CONFIG_IP_VS_MH_TAB_INDEX): the
@@ -17,9 +17,19 @@
  *   the dest list (newest first) with compare-and-subtract stepping, then
  *   frees both;
  * - hsiphash is SipHash-1-3 as on a 64-bit kernel (lib/siphash.c), keyed as
- *   ip_vs_mh keys it, over ntohs(port) + ntohl(addr) (IPv4);
- * - refcount_inc()/refcount_dec() are relaxed/release atomics.
- * IPv6 folding and the lookup path are left out (the benchmark builds).
+ *   ip_vs_mh keys it, over offset + ntohs(port) + ntohl(addr), an IPv6
+ *   address folded to addr->ip6[0] ^ .. ^ addr->ip6[3] first
+ *   (ip_vs_mh_hashkey()); hsiphash(&v, 4, key) is, on x86-64 (efficient
+ *   unaligned access, CONFIG_DCACHE_WORD_ACCESS), an out-of-line call of
+ *   __hsiphash_unaligned() whose tail is one 8-byte load masked to the
+ *   message (load_unaligned_zeropad()): mhp_hsiphash() does the same, so
+ *   its callers leave 7 readable bytes after the message;
+ * - refcount_inc()/refcount_dec() are relaxed/release atomics;
+ * - the lookup (ip_vs_mh_get(), what ip_vs_mh_schedule() runs without
+ *   flag-1): the hash modulo the compile-time size, one load of the dest
+ *   pointer, is_unavailable() (weight <= 0 or overloaded).
+ * Flag-1's fallback loop (ip_vs_mh_get_fallback()) is left out: the
+ * benchmark times the common case, an available server.
  */
 #include <stdlib.h>
 
@@ -56,14 +66,18 @@ static inline u32 mhp_finish(u64 v0, u64 v1, u64 v2, u64 v3, u64 b)
 	return (u32)((v0 ^ v1) ^ (v2 ^ v3));
 }
 
-/* __hsiphash_unaligned() of a 64-bit kernel: SipHash-1-3, 32-bit result. */
+/*
+ * __hsiphash_unaligned() of a 64-bit kernel: SipHash-1-3, 32-bit result.
+ * Out of line, as lib/siphash.c's is for ip_vs_mh.
+ */
+__attribute__((__noinline__))
 u32 mhp_hsiphash(const void *data, size_t len, const struct mhp_hkey *key)
 {
 	const u8 *p = data, *end = p + len - (len % 8);
 	u64 v0 = MHP_C0 ^ key->key[0], v1 = MHP_C1 ^ key->key[1];
 	u64 v2 = MHP_C2 ^ key->key[0], v3 = MHP_C3 ^ key->key[1];
 	u64 b = (u64)len << 56;
-	unsigned int left = len & 7, i;
+	unsigned int left = len & 7;
 
 	for (; p != end; p += 8) {
 		u64 m = maglev_le64(p);
@@ -72,12 +86,18 @@ u32 mhp_hsiphash(const void *data, size_t len, const struct mhp_hkey *key)
 		MHP_SIPROUND(v0, v1, v2, v3);
 		v0 ^= m;
 	}
-	for (i = 0; i < left; i++)
-		b |= (u64)end[i] << (8 * i);
+	/* load_unaligned_zeropad(end) & bytemask_from_count(left) */
+	if (left)
+		b |= maglev_le64(end) & ~(~0ULL << (left * 8));
 	return mhp_finish(v0, v1, v2, v3, b);
 }
 
-/* hsiphash_1u32(): what hsiphash(&v, 4, key) amounts to on x86-64. */
+/*
+ * hsiphash_1u32() of a 64-bit kernel, out of line: hsiphash(&v, 4, key)'s
+ * value without the store and reload of v (ip_vs_mh does not call it; the
+ * benchmark's "mh-1u32" shows what it would save).
+ */
+__attribute__((__noinline__))
 u32 mhp_hsiphash_1u32(u32 first, const struct mhp_hkey *key)
 {
 	u64 v0 = MHP_C0 ^ key->key[0], v1 = MHP_C1 ^ key->key[1];
@@ -96,14 +116,79 @@ static inline u16 mhp_ntohs(u16 x)
 	return be16toh(x);
 }
 
-/* ip_vs_mh_hashkey(), IPv4 */
-static inline unsigned int mhp_hashkey(const u32 *addr, u16 port,
-				       const struct mhp_hkey *key,
+/* ip_vs_mh_hashkey(), or with @typed hsiphash_1u32() instead of hsiphash() */
+static __always_inline unsigned int
+mhp_hashkey_as(int af, const union mhp_addr *addr, u16 port,
+	       const struct mhp_hkey *key, unsigned int offset,
+	       const bool typed)
+{
+	/* v and the bytes hsiphash's tail load reads past it, on the stack */
+	union {
+		unsigned int v;
+		u64 word;
+	} u;
+	u32 addr_fold = addr->ip;
+
+	if (af == MHP_AF_INET6)
+		addr_fold = addr->ip6[0] ^ addr->ip6[1] ^
+			    addr->ip6[2] ^ addr->ip6[3];
+	u.v = offset + mhp_ntohs(port) + mhp_ntohl(addr_fold);
+	if (typed)
+		return mhp_hsiphash_1u32(u.v, key);
+	return mhp_hsiphash(&u.v, sizeof(u.v), key);
+}
+
+static inline unsigned int mhp_hashkey(int af, const union mhp_addr *addr,
+				       u16 port, const struct mhp_hkey *key,
 				       unsigned int offset)
 {
-	unsigned int v = offset + mhp_ntohs(port) + mhp_ntohl(addr[0]);
+	return mhp_hashkey_as(af, addr, port, key, offset, false);
+}
 
-	return mhp_hsiphash_1u32(v, key);
+/* is_unavailable() */
+static inline bool mhp_is_unavailable(const struct mhp_dest *dest)
+{
+	return __atomic_load_n(&dest->weight, __ATOMIC_RELAXED) <= 0 ||
+	       dest->flags & MHP_DEST_F_OVERLOAD;
+}
+
+/* ip_vs_mh_get() and the flag tests of ip_vs_mh_schedule() around it */
+static __always_inline struct mhp_dest *
+mhp_schedule_sized(const struct mhp_service *svc, const struct mhp_state *s,
+		   const union mhp_addr *addr, u16 port,
+		   const unsigned int tab_size, const bool typed)
+{
+	const struct mhp_dest *dest;
+	unsigned int hash;
+
+	if (!(svc->flags & MHP_SVC_F_PORT))
+		port = 0;
+	hash = mhp_hashkey_as(svc->af, addr, port, &s->hash1, 0, typed) %
+	       tab_size;
+	dest = __atomic_load_n(&s->lookup[hash].dest, __ATOMIC_RELAXED);
+	return (!dest || mhp_is_unavailable(dest)) ? NULL :
+	       (struct mhp_dest *)dest;
+}
+
+struct mhp_dest *mhp_schedule_small(const struct mhp_service *svc,
+				    const struct mhp_state *s,
+				    const union mhp_addr *addr, u16 port)
+{
+	return mhp_schedule_sized(svc, s, addr, port, MHP_SIZE_SMALL, false);
+}
+
+struct mhp_dest *mhp_schedule_small_1u32(const struct mhp_service *svc,
+					 const struct mhp_state *s,
+					 const union mhp_addr *addr, u16 port)
+{
+	return mhp_schedule_sized(svc, s, addr, port, MHP_SIZE_SMALL, true);
+}
+
+struct mhp_dest *mhp_schedule_large(const struct mhp_service *svc,
+				    const struct mhp_state *s,
+				    const union mhp_addr *addr, u16 port)
+{
+	return mhp_schedule_sized(svc, s, addr, port, MHP_SIZE_LARGE, false);
 }
 
 static inline void mhp_dest_hold(struct mhp_dest *d)
@@ -124,6 +209,8 @@ void mhp_service_init(struct mhp_service *svc)
 	svc->destinations.next = &svc->destinations;
 	svc->destinations.prev = &svc->destinations;
 	svc->num_dests = 0;
+	svc->af = MHP_AF_INET;
+	svc->flags = 0;
 }
 
 void mhp_service_add(struct mhp_service *svc, struct mhp_dest *dest)
@@ -217,10 +304,10 @@ static __always_inline void mhp_permutate(struct mhp_state *s,
 		struct mhp_dest *dest = mhp_entry(p);
 		int lw;
 
-		ds->offset = mhp_hashkey(dest->addr, dest->port, &s->hash1, 0) %
-			     tab_size;
-		ds->skip = mhp_hashkey(dest->addr, dest->port, &s->hash2, 0) %
-			   (tab_size - 1) + 1;
+		ds->offset = mhp_hashkey(svc->af, &dest->addr, dest->port,
+					 &s->hash1, 0) % tab_size;
+		ds->skip = mhp_hashkey(svc->af, &dest->addr, dest->port,
+				       &s->hash2, 0) % (tab_size - 1) + 1;
 		ds->perm = ds->offset;
 		lw = dest->last_weight;
 		ds->turns = ((lw / s->gcd) >> s->rshift) ? : (lw != 0);
@@ -371,12 +458,13 @@ void mhp_done_svc(struct mhp_state *s)
 
 unsigned int mhp_offset(const struct mhp_state *s, const struct mhp_dest *d)
 {
-	return mhp_hashkey(d->addr, d->port, &s->hash1, 0) % s->tab_size;
+	return mhp_hashkey(d->af, &d->addr, d->port, &s->hash1, 0) %
+	       s->tab_size;
 }
 
 unsigned int mhp_skip(const struct mhp_state *s, const struct mhp_dest *d)
 {
-	return mhp_hashkey(d->addr, d->port, &s->hash2, 0) %
+	return mhp_hashkey(d->af, &d->addr, d->port, &s->hash2, 0) %
 	       (s->tab_size - 1) + 1;
 }
 

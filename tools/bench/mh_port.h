@@ -17,8 +17,23 @@ struct mhp_hkey {
 	unsigned long key[2];
 };
 
+/* The message must be followed by 7 readable bytes (see mh_port.c). */
 u32 mhp_hsiphash(const void *data, size_t len, const struct mhp_hkey *key);
 u32 mhp_hsiphash_1u32(u32 first, const struct mhp_hkey *key);
+
+/* union nf_inet_addr: network byte order, IPv4 in ip */
+union mhp_addr {
+	u32 ip;
+	u32 ip6[4];
+};
+
+/* IPVS's service flags and address families, as ip_vs_mh reads them */
+#define MHP_AF_INET		2
+#define MHP_AF_INET6		10
+#define MHP_SVC_F_FALLBACK	0x0008	/* IP_VS_SVC_F_SCHED1 */
+#define MHP_SVC_F_PORT		0x0010	/* IP_VS_SVC_F_SCHED2 */
+#define MHP_DEST_F_AVAILABLE	0x0001	/* IP_VS_DEST_F_AVAILABLE */
+#define MHP_DEST_F_OVERLOAD	0x0002	/* IP_VS_DEST_F_OVERLOAD */
 
 struct mhp_list {
 	struct mhp_list *next, *prev;
@@ -34,7 +49,7 @@ struct mhp_dest {
 	void *d_list[2];
 	u16 af;
 	u16 port;		/* network byte order */
-	u32 addr[4];		/* network byte order, IPv4 in addr[0] */
+	union mhp_addr addr;	/* network byte order */
 	unsigned int flags;
 	int conn_flags;
 	int weight;
@@ -48,6 +63,8 @@ struct mhp_dest {
 struct mhp_service {
 	struct mhp_list destinations;	/* newest first, as IPVS keeps it */
 	u32 num_dests;
+	u16 af;				/* MHP_AF_INET or MHP_AF_INET6 */
+	unsigned int flags;		/* MHP_SVC_F_* */
 };
 
 struct mhp_lookup {
@@ -86,5 +103,21 @@ void mhp_done_svc(struct mhp_state *s);
 unsigned int mhp_offset(const struct mhp_state *s, const struct mhp_dest *d);
 unsigned int mhp_skip(const struct mhp_state *s, const struct mhp_dest *d);
 int mhp_turns(const struct mhp_state *s, const struct mhp_dest *d);
+
+/*
+ * ip_vs_mh_schedule() without flag-1 (ip_vs_mh_get()) from the client
+ * address and port on: ip_vs_mh_hashkey() (IPv6 folded to 4 bytes), the
+ * table load, is_unavailable().  One function per compile-time table size.
+ */
+struct mhp_dest *mhp_schedule_small(const struct mhp_service *svc,
+				    const struct mhp_state *s,
+				    const union mhp_addr *addr, u16 port);
+struct mhp_dest *mhp_schedule_large(const struct mhp_service *svc,
+				    const struct mhp_state *s,
+				    const union mhp_addr *addr, u16 port);
+/* Not ip_vs_mh: the same with hsiphash_1u32(v) for hsiphash(&v, 4). */
+struct mhp_dest *mhp_schedule_small_1u32(const struct mhp_service *svc,
+					 const struct mhp_state *s,
+					 const union mhp_addr *addr, u16 port);
 
 #endif /* _MH_PORT_H */

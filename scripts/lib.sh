@@ -150,16 +150,39 @@ kflavour_frags() {
 	echo "$TOP/kconfig/base.config" "$f"
 }
 
-# kernel_cache_dir: where the test kernel for $KFLAVOUR lives. The name
-# changes with the linux-source package version and the fragments.
+# kernel_source: the Linux source the test kernel is built from, chosen by
+# KSOURCE: 6.12 (the default: Debian 12's linux-source-6.12 package,
+# installed) or newest (newest_tarball: the newest linux-source-N.M of
+# trixie-backports and sid, in the cache). Sets KSRC_NAME (the directory
+# the tarball unpacks to, linux-source-N.M), KSRC_TARBALL and KSRC_VER
+# (the package version).
+# shellcheck disable=SC2034
+kernel_source() {
+	case ${KSOURCE:-6.12} in
+	6.12)
+		KSRC_NAME=linux-source-6.12
+		KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+		KSRC_VER=$(dpkg-query -W -f='${Version}' linux-source-6.12) ||
+			{ log "linux-source-6.12 is not installed"; return 1; } ;;
+	newest)
+		newest_tarball || return 1
+		KSRC_NAME=linux-source-$NEWEST_SERIES
+		KSRC_TARBALL=$NEWEST_TARBALL
+		KSRC_VER=$NEWEST_PKGVER ;;
+	*)	log "unknown KSOURCE '$KSOURCE' (6.12 or newest)"; return 1 ;;
+	esac
+}
+
+# kernel_cache_dir: where the test kernel for $KFLAVOUR (from $KSOURCE)
+# lives. The name changes with the linux-source package version and the
+# fragments. Call kernel_source first.
 kernel_cache_dir() {
-	local ver hash
-	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12) ||
-		die "linux-source-6.12 is not installed"
+	local hash
+	[ -n "${KSRC_VER:-}" ] || kernel_source || die "no kernel source"
 	# shellcheck disable=SC2046
 	hash=$( { echo "$KERNEL_RECIPE"; cat $(kflavour_frags); } |
 		sha256sum | cut -c1-12)
-	echo "$(cache_root)/kernel-${ver//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
+	echo "$(cache_root)/kernel-${KSRC_VER//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
 }
 
 # Debian's stock cloud kernels: a series is "6.12" (the default) or "6.1",
@@ -496,4 +519,227 @@ stage_sources() {
 work_dir() {
 	mkdir -p "$TOP/build/check/$1"
 	echo "$TOP/build/check/$1"
+}
+
+# --- Other Debian suites: a private apt configuration in the cache ---
+#
+# trixie (Debian 13, with its updates, security and backports suites) and
+# sid are looked up through an apt configuration of their own under
+# $(cache_root)/apt-SUITE/: sources.list, package lists, .deb archive,
+# an empty dpkg status and apt's binary caches all live there. The host's
+# /etc/apt and /var/lib/apt are only read (apt.conf.d), never written.
+
+# papt_mirror [security]: the Debian mirror this machine's own apt sources
+# use (deb822 .sources or one-line .list), the main archive or with
+# "security" the security archive: the URI of the first source whose
+# suites are not -security (or are).
+papt_mirror() {
+	local want=${1:-main} f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+		 /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		case $f in
+		*.sources)
+			awk -v want="$want" '
+				function flush() {
+					if (uri != "" && types ~ /(^| )deb( |$)/) {
+						sec = (suites ~ /-security/)
+						if ((want == "security") == sec) {
+							print uri; found = 1; exit
+						}
+					}
+					uri = ""; suites = ""; types = ""
+				}
+				/^[ \t]*$/ { flush(); next }
+				/^#/ { next }
+				tolower($1) == "uris:" { uri = $2 }
+				tolower($1) == "suites:" { $1 = ""; suites = $0 }
+				tolower($1) == "types:" { $1 = ""; types = $0 }
+				END { if (!found) flush() }' "$f" ;;
+		*)
+			awk -v want="$want" '
+				$1 == "deb" {
+					i = 2
+					if ($2 ~ /^\[/) while ($i !~ /\]$/) i++
+					if ($2 ~ /^\[/) i++
+					sec = ($(i + 1) ~ /-security/)
+					if ((want == "security") == sec) { print $i; exit }
+				}' "$f" ;;
+		esac
+	done | head -n 1 | sed 's|/*$||'
+}
+
+# papt_suites SUITE: the suites of the private configuration SUITE
+# (trixie or sid), one a line as "URI SUITE".
+papt_suites() {
+	local main sec
+	main=$(papt_mirror) || return 1
+	[ -n "$main" ] || { log "no Debian mirror in /etc/apt/sources.list*"; return 1; }
+	case $1 in
+	trixie)
+		sec=$(papt_mirror security)
+		[ -n "$sec" ] || sec=${main%/debian}/debian-security
+		echo "$main trixie"
+		echo "$main trixie-updates"
+		echo "$sec trixie-security"
+		echo "$main trixie-backports" ;;
+	sid)	echo "$main sid" ;;
+	*)	log "no private apt configuration for the suite '$1'"; return 1 ;;
+	esac
+}
+
+# papt_dir SUITE: the directory of the private apt configuration SUITE.
+papt_dir() {
+	echo "$(cache_root)/apt-$1"
+}
+
+# papt_opts SUITE: set the array PAPT to the apt options that point every
+# place apt reads or writes state at the private configuration SUITE.
+# shellcheck disable=SC2034
+papt_opts() {
+	local d
+	d=$(papt_dir "$1")
+	PAPT=(-o "Dir::Etc::sourcelist=$d/sources.list"
+	      -o "Dir::Etc::sourceparts=$d/empty"
+	      -o Dir::Etc::preferences=/dev/null
+	      -o "Dir::Etc::preferencesparts=$d/empty"
+	      -o "Dir::State=$d/state"
+	      -o "Dir::State::Lists=$d/lists"
+	      -o "Dir::State::status=$d/status"
+	      -o "Dir::State::extended_states=$d/state/extended_states"
+	      -o "Dir::Cache=$d/cache"
+	      -o "Dir::Cache::archives=$d/archives"
+	      -o "Dir::Log=$d/log"
+	      -o APT::Architecture=amd64
+	      -o APT::Architectures::=amd64
+	      -o Acquire::Languages=none
+	      -o Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled=false)
+}
+
+# papt_setup SUITE: write the private configuration SUITE and update its
+# package lists (at most once an hour; PAPT_UPDATE=1 forces it, a failed
+# update keeps the lists there were). Fails if it has no lists.
+papt_setup() {
+	local suite=$1 d src
+	d=$(papt_dir "$suite")
+	mkdir -p "$d/lists/partial" "$d/archives/partial" "$d/state" \
+		"$d/cache" "$d/log" "$d/empty" || return 1
+	[ -f "$d/status" ] || : >"$d/status"
+	src=$(papt_suites "$suite" | while read -r uri s; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $s main"
+	done) || return 1
+	[ "$(cat "$d/sources.list" 2>/dev/null)" = "$src" ] ||
+		{ echo "$src" >"$d/sources.list"; rm -f "$d/updated"; }
+	papt_opts "$suite"
+	(
+		flock 9
+		if [ -n "${PAPT_UPDATE:-}" ] || [ ! -f "$d/updated" ] ||
+		   [ -n "$(find "$d/updated" -mmin +60)" ]; then
+			log "apt-get update of the private $suite configuration ($d)"
+			if apt-get -q "${PAPT[@]}" update >"$d/update.log" 2>&1 &&
+			   ! grep -q '^[WE]: ' "$d/update.log"; then
+				touch "$d/updated"
+			else
+				tail -n 5 "$d/update.log" >&2
+				log "apt-get update for $suite failed (log: $d/update.log)"
+			fi
+		fi
+	) 9>"$d/lock" || return 1
+	compgen -G "$d/lists/*_Packages*" >/dev/null ||
+		{ log "no package lists for $suite in $d/lists"; return 1; }
+}
+
+# papt SUITE apt-get|apt-cache ARG...: run apt-get or apt-cache with the
+# private configuration SUITE (set up by papt_setup).
+papt() {
+	local suite=$1 tool=$2
+	shift 2
+	papt_opts "$suite"
+	"$tool" "${PAPT[@]}" "$@"
+}
+
+# host_apt_state: checksums of this machine's apt configuration and state,
+# to compare before and after a step that uses papt.
+host_apt_state() {
+	find /etc/apt /var/lib/apt /var/cache/apt/*.bin -maxdepth 3 -type f \
+		! -path '/var/lib/apt/lists/partial/*' \
+		-exec sha256sum {} + 2>/dev/null | LC_ALL=C sort -k 2
+}
+
+# NEWEST_SUITES: where the newest Linux is looked for, in the private
+# configurations (SUITE or SUITE:DIST, DIST a suite inside it).
+NEWEST_SUITES=(trixie:trixie-backports sid)
+
+# newest_source: find the newest linux-source-N.M package in NEWEST_SUITES
+# (apt-cache search, then each one's candidate version). Sets NEWEST_SERIES
+# (N.M), NEWEST_PKGVER (its package version), NEWEST_SUITE (the private
+# configuration it came from) and NEWEST_DIST (its suite); logs what each
+# suite has. Returns 1 if no suite lists any.
+newest_source() {
+	local entry suite dist p pkgs v s best=''
+	NEWEST_SERIES='' NEWEST_PKGVER='' NEWEST_SUITE='' NEWEST_DIST=''
+	for entry in "${NEWEST_SUITES[@]}"; do
+		suite=${entry%%:*}
+		dist=${entry#*:}
+		papt_setup "$suite" || continue
+		pkgs=$(papt "$suite" apt-cache search --names-only \
+			'^linux-source-[0-9]+\.[0-9]+$' | cut -d' ' -f1)
+		for p in $pkgs; do
+			# The version from that suite (trixie's lists also hold
+			# trixie's own older series).
+			v=$(papt "$suite" apt-cache madison "$p" |
+				awk -F' *[|] *' -v d="$dist" '$3 ~ "(^|/| )" d "[/ ]" { print $2; exit }')
+			[ -n "$v" ] || continue
+			s=${p#linux-source-}
+			log "$dist has $p $v"
+			if [ -z "$best" ] ||
+			   dpkg --compare-versions "$s.0" gt "${best%% *}.0" ||
+			   { [ "$s" = "${best%% *}" ] &&
+			     dpkg --compare-versions "$v" gt "$NEWEST_PKGVER"; }; then
+				best="$s $v"
+				NEWEST_SERIES=$s NEWEST_PKGVER=$v
+				NEWEST_SUITE=$suite NEWEST_DIST=$dist
+			fi
+		done
+	done
+	[ -n "$best" ]
+}
+
+# newest_tarball: newest_source, then its linux-source .deb downloaded into
+# the private archive and the tarball taken out of it into the cache
+# (once per package version). Sets NEWEST_TARBALL (linux-source-N.M.tar.xz)
+# and NEWEST_KEY (a cache key naming series and package version).
+# shellcheck disable=SC2034
+newest_tarball() {
+	local d deb tmp
+	newest_source || { log "no linux-source-N.M in ${NEWEST_SUITES[*]}"; return 1; }
+	NEWEST_KEY="$NEWEST_SERIES-${NEWEST_PKGVER//[^A-Za-z0-9.-]/_}"
+	d="$(cache_root)/linux-source-$NEWEST_KEY"
+	NEWEST_TARBALL=$d/linux-source-$NEWEST_SERIES.tar.xz
+	[ -f "$d/.ready" ] && return 0
+	mkdir -p "$d" || return 1
+	(
+		flock 9
+		[ -f "$d/.ready" ] && exit 0
+		log "downloading linux-source-$NEWEST_SERIES=$NEWEST_PKGVER ($NEWEST_DIST)"
+		# apt-get download: the one .deb, into the private archive.
+		(cd "$(papt_dir "$NEWEST_SUITE")/archives" &&
+		 papt "$NEWEST_SUITE" apt-get -q download \
+			"linux-source-$NEWEST_SERIES=$NEWEST_PKGVER") \
+			>"$d/download.log" 2>&1 || exit 1
+		deb=$(find "$(papt_dir "$NEWEST_SUITE")/archives" -maxdepth 1 \
+			-name "linux-source-${NEWEST_SERIES}_*.deb" | head -n 1)
+		[ -n "$deb" ] || exit 1
+		tmp=$d/tmp
+		rm -rf "$tmp"
+		mkdir -p "$tmp"
+		dpkg-deb --fsys-tarfile "$deb" |
+			tar -C "$tmp" -xf - "./usr/src/linux-source-$NEWEST_SERIES.tar.xz" ||
+			exit 1
+		mv -f "$tmp/usr/src/linux-source-$NEWEST_SERIES.tar.xz" "$NEWEST_TARBALL"
+		rm -rf "$tmp"
+		# The .deb holds nothing else we need.
+		rm -f "$deb"
+		touch "$d/.ready"
+	) 9>"$d.lock" || { log "cannot get linux-source-$NEWEST_SERIES (log: $d/download.log)"; return 1; }
 }

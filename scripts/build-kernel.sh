@@ -42,10 +42,23 @@ if [ ! -f "$dir/.unpacked" ]; then
 	touch "$dir/.unpacked"
 fi
 
-# check_config FRAG...: every line of the fragments must be in .config.
+# check_config FRAG...: every line of the fragments must be in .config,
+# except symbols that no Kconfig file of this tree declares: those are
+# logged and left out (7.x folded CONFIG_PROC_SYSCTL into CONFIG_SYSCTL).
 check_config() {
-	local line sym bad=0
+	local line sym bad=0 known
+	known=$(grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+' \
+		"$src" | awk '{ print "CONFIG_" $2 }' | LC_ALL=C sort -u)
 	while IFS= read -r line; do
+		case $line in
+		'# CONFIG_'*' is not set') sym=${line#\# }; sym=${sym%% *} ;;
+		CONFIG_*) sym=${line%%=*} ;;
+		*) continue ;;
+		esac
+		if ! grep -qxF "$sym" <<<"$known"; then
+			log "config: $sym does not exist in $KSRC_NAME $KSRC_VER; '$line' left out"
+			continue
+		fi
 		case $line in
 		'# CONFIG_'*' is not set')
 			sym=${line#\# }

@@ -125,8 +125,9 @@ done
 bg=' '
 declare -A bgpid=()
 for step in vm-debug newest; do
-	[ -z "${CHECK_SERIAL:-}" ] && [[ " $STEPS " == *" $step "* ]] ||
+	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
 		continue
+	fi
 	bg+="$step "
 	echo "=== $step: $(step_cmd "$step" | sed "s|^$TOP/||"), beside the other steps; log: $w/$step.log"
 	BG=1 run_step "$step" &

@@ -91,12 +91,12 @@ deb_depends() {
 # apt_real_pkg NAME: NAME if apt knows it as a real package, else the first
 # package that provides it (as apt-get install picks a sole provider).
 apt_real_pkg() {
-	if apt-cache show --no-all-versions "$1" 2>/dev/null |
+	if sapt apt-cache show --no-all-versions "$1" 2>/dev/null |
 	   grep -q '^Package:'; then
 		echo "$1"
 		return 0
 	fi
-	apt-cache showpkg "$1" 2>/dev/null |
+	sapt apt-cache showpkg "$1" 2>/dev/null |
 		sed -n '/^Reverse Provides:/,$p' | sed -n '2{s/ .*//;p;q}' | grep .
 }
 
@@ -209,7 +209,8 @@ stock_meta() {
 # shellcheck disable=SC2034,SC2120 # SERIES is optional
 stock_resolve() {
 	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try
-	STOCK_VER='' STOCK_PKGVER=''
+	STOCK_VER='' STOCK_PKGVER='' STOCK_SUITE=''
+	[ "$series" = newest ] && { stock_resolve_newest; return; }
 	meta=$(stock_meta "$series")
 	for try in lists update; do
 		if [ "$try" = update ]; then
@@ -236,6 +237,64 @@ stock_resolve() {
 			;;
 		esac
 	done
+	[ -n "$STOCK_VER" ] && [ -n "$STOCK_PKGVER" ]
+}
+
+# sapt apt-get|apt-cache ARG...: apt for the stock kernel being fetched:
+# this machine's own, or the private configuration STOCK_SUITE (set by
+# stock_resolve newest).
+sapt() {
+	if [ -n "${STOCK_SUITE:-}" ]; then
+		papt "$STOCK_SUITE" "$@"
+	else
+		"$@"
+	fi
+}
+
+# sapt_update: "apt-get update" of what sapt uses.
+sapt_update() {
+	if [ -n "${STOCK_SUITE:-}" ]; then
+		PAPT_UPDATE=1 papt_setup "$STOCK_SUITE"
+	else
+		apt-get -q update
+	fi
+}
+
+# stock_resolve_newest: the series "newest" of stock_resolve: the newest
+# Debian cloud kernel that the private configurations of NEWEST_SUITES
+# offer (the highest version of linux-headers-cloud-amd64 in those
+# suites), and the headers package it depends on. Sets STOCK_VER,
+# STOCK_PKGVER and STOCK_SUITE (the private configuration to fetch it
+# with, see sapt).
+# shellcheck disable=SC2034
+stock_resolve_newest() {
+	local entry suite dist v best='' bsuite='' dep d
+	for entry in "${NEWEST_SUITES[@]}"; do
+		suite=${entry%%:*}
+		dist=${entry#*:}
+		papt_setup "$suite" || continue
+		v=$(papt "$suite" apt-cache madison linux-headers-cloud-amd64 |
+			awk -F' *[|] *' -v d="$dist" '$3 ~ "(^|/| )" d "[/ ]" { print $2; exit }')
+		[ -n "$v" ] || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v bsuite=$suite
+		fi
+	done
+	[ -n "$best" ] || return 1
+	dep=$(papt "$bsuite" apt-cache show "linux-headers-cloud-amd64=$best" \
+		2>/dev/null | sed -n 's/^Depends: //p' | head -n 1)
+	local IFS=,
+	for d in $dep; do
+		d=${d# }
+		case $d in
+		linux-headers-*-cloud-amd64\ \(=\ *\))
+			STOCK_VER=${d%% *}
+			STOCK_VER=${STOCK_VER#linux-headers-}
+			STOCK_PKGVER=${d##*= }
+			STOCK_PKGVER=${STOCK_PKGVER%)} ;;
+		esac
+	done
+	STOCK_SUITE=$bsuite
 	[ -n "$STOCK_VER" ] && [ -n "$STOCK_PKGVER" ]
 }
 
@@ -316,7 +375,9 @@ stock_headers() {
 		log "$dir has no depends list; delete $dir and run again"
 		return 1
 	}
-	( need_deb_depends "$dir/depends" ) || return 1
+	# Another suite's headers build in a root of that suite
+	# (suite_kbuild_root), not on this machine.
+	[ -n "$STOCK_SUITE" ] || ( need_deb_depends "$dir/depends" ) || return 1
 	STOCK_KDIR=$dir/root/usr/src/linux-headers-$STOCK_VER
 }
 
@@ -330,7 +391,7 @@ stock_headers_unpack() {
 	# linux-headers-VER depends on its -common and linux-kbuild packages
 	# (and on the image, which is not wanted here).
 	pkgs=("linux-headers-$ver")
-	dep=$(apt-cache show "linux-headers-$ver=$pkgver" 2>/dev/null |
+	dep=$(sapt apt-cache show "linux-headers-$ver=$pkgver" 2>/dev/null |
 		sed -n 's/^Depends: //p' | head -n 1)
 	local IFS=,
 	for d in $dep; do
@@ -347,7 +408,7 @@ stock_headers_unpack() {
 	}
 	for d in "${pkgs[@]}"; do
 		log "downloading $d=$pkgver into $dir"
-		(cd "$dir/dl" && apt-get -q download "$d=$pkgver") \
+		(cd "$dir/dl" && sapt apt-get -q download "$d=$pkgver") \
 			>>"$dir/download.log" 2>&1 || {
 			tail -n 5 "$dir/download.log" >&2
 			log "cannot download $d $pkgver (log: $dir/download.log); as root, 'apt-get update' may help"
@@ -366,9 +427,11 @@ stock_headers_unpack() {
 		log "headers of $ver incomplete in $dir/tmp"
 		return 1
 	fi
-	# The Makefile includes the -common one by its absolute /usr/src path.
-	sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" "$d/Makefile" ||
-		return 1
+	# The Makefile includes the -common one by its absolute /usr/src path
+	# (and since 7.x names itself as KBUILD_OUTPUT).
+	sed -i -e "s|^include /usr/src/|include $dir/root/usr/src/|" \
+		-e "s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$dir/root/usr/src/|" \
+		"$d/Makefile" || return 1
 	mv -f "$dir/depends.new" "$dir/depends" || return 1
 	mv -T "$dir/tmp" "$dir/root" || return 1
 	rm -rf "$dir/dl"
@@ -390,11 +453,11 @@ stock_unpack() {
 		if [ "$try" = update ]; then
 			[ "$(id -u)" -eq 0 ] || break
 			log "download failed; running apt-get update"
-			apt-get -q update >>"$dir/download.log" 2>&1 || break
+			sapt_update >>"$dir/download.log" 2>&1 || break
 		fi
 		for pkg in "linux-image-$ver" "linux-image-$ver-unsigned"; do
 			log "downloading $pkg=$pkgver into $dir"
-			(cd "$dir/dl" && apt-get -q download "$pkg=$pkgver") \
+			(cd "$dir/dl" && sapt apt-get -q download "$pkg=$pkgver") \
 				>>"$dir/download.log" 2>&1 || continue
 			deb=$(find "$dir/dl" -name '*.deb' | head -n 1)
 			[ -n "$deb" ] && break 2
@@ -412,6 +475,33 @@ stock_unpack() {
 	fi
 	log "unpacking ${deb##*/}"
 	dpkg-deb -x "$deb" "$dir/tmp" || return 1
+	# Since 7.x the image package is a shell around linux-binary-VER
+	# (boot/vmlinuz) and linux-modules-VER (lib/modules): those too.
+	for pkg in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' |
+		     sed -n "s/^ *\(linux-\(binary\|modules\)-$ver\) .*/\1/p"); do
+		log "downloading $pkg=$pkgver into $dir"
+		rm -f "$dir"/dl/*.deb
+		(cd "$dir/dl" && sapt apt-get -q download "$pkg=$pkgver") \
+			>>"$dir/download.log" 2>&1 || {
+			tail -n 5 "$dir/download.log" >&2
+			log "cannot download $pkg $pkgver (log: $dir/download.log)"
+			return 1
+		}
+		dpkg-deb -x "$dir"/dl/*.deb "$dir/tmp" || return 1
+	done
+	# Those install to /usr/lib/modules/VER/ with the kernel image in it
+	# (vmlinuz); the layout below (and depmod -b) is /lib/modules and
+	# /boot/vmlinuz-VER.
+	if [ -d "$dir/tmp/usr/lib/modules/$ver" ] && [ ! -e "$dir/tmp/lib/modules" ]; then
+		mkdir -p "$dir/tmp/lib" &&
+		mv "$dir/tmp/usr/lib/modules" "$dir/tmp/lib/modules" || return 1
+	fi
+	if [ ! -e "$dir/tmp/boot/vmlinuz-$ver" ] &&
+	   [ -f "$dir/tmp/lib/modules/$ver/vmlinuz" ]; then
+		mkdir -p "$dir/tmp/boot" &&
+		ln "$dir/tmp/lib/modules/$ver/vmlinuz" "$dir/tmp/boot/vmlinuz-$ver" ||
+			return 1
+	fi
 	if [ ! -f "$dir/tmp/boot/vmlinuz-$ver" ] ||
 	   [ ! -d "$dir/tmp/lib/modules/$ver/kernel" ]; then
 		log "${deb##*/} has no boot/vmlinuz-$ver or lib/modules/$ver/kernel"
@@ -742,4 +832,95 @@ newest_tarball() {
 		rm -f "$deb"
 		touch "$d/.ready"
 	) 9>"$d.lock" || { log "cannot get linux-source-$NEWEST_SERIES (log: $d/download.log)"; return 1; }
+}
+
+# --- Building against another suite's headers, in a root of that suite ---
+
+# Bump when the way the kbuild root is built changes.
+KBUILD_ROOT_RECIPE=1
+
+# suite_kbuild_root SUITE DEPFILE: print a root of the Debian SUITE (its
+# private configuration, papt_setup) holding make, libc6-dev, binutils and the
+# packages listed in DEPFILE (deb_depends of the headers, e.g.
+# gcc-14-for-host, pahole): kbuild tools built for a newer C library
+# than this machine's (linux-kbuild-7.x needs GLIBC_2.38) run there. Made
+# once with mmdebstrap (minbase), cached unpacked under the cache, keyed
+# by the recipe, the package list, the sources and mmdebstrap's version.
+suite_kbuild_root() {
+	local suite=$1 deps=$2 pkgs hash dir
+	papt_setup "$suite" || return 1
+	pkgs=$( { echo make; echo libc6-dev; echo binutils; grep -v '^$' "$deps"; } |
+		LC_ALL=C sort -u | paste -sd, -)
+	hash=$( { echo "$KBUILD_ROOT_RECIPE $suite $pkgs"
+		  cat "$(papt_dir "$suite")/sources.list"
+		  dpkg-query -W -f='${Version}\n' mmdebstrap; } |
+		sha256sum | cut -c1-12)
+	dir=$(cache_root)/kbuild-root-$suite-$hash
+	if [ ! -f "$dir/.ready" ]; then
+		need_pkgs mmdebstrap util-linux >&2
+		mkdir -p "$dir" || return 1
+		(
+			flock 9
+			[ -f "$dir/.ready" ] && exit 0
+			log "building a $suite root for kbuild ($pkgs) with mmdebstrap, once"
+			rm -rf "$dir/root"
+			nice -n 10 mmdebstrap --variant=minbase --include="$pkgs" \
+				--dpkgopt='path-exclude=/usr/share/doc/*' \
+				--dpkgopt='path-exclude=/usr/share/man/*' \
+				--dpkgopt='path-exclude=/usr/share/locale/*' \
+				"$suite" "$dir/root" \
+				"$(papt_dir "$suite")/sources.list" \
+				>"$dir/mmdebstrap.log" 2>&1 || {
+				tail -n 20 "$dir/mmdebstrap.log" >&2
+				exit 1
+			}
+			touch "$dir/.ready"
+		) 9>"$dir.lock" || { log "mmdebstrap $suite failed (log: $dir/mmdebstrap.log)"; return 1; }
+	fi
+	echo "$dir/root"
+}
+
+# in_kbuild_root ROOT DIR... -- COMMAND...: run COMMAND (a shell command
+# line) in ROOT (chroot, in a private mount namespace, so nothing stays
+# mounted) with DIR... bind-mounted at their own paths and /dev, /proc.
+in_kbuild_root() {
+	local root=$1 binds=() d
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		binds+=("$1")
+		shift
+	done
+	shift
+	for d in "${binds[@]}"; do
+		mkdir -p "$root$d" || return 1
+	done
+	unshare --mount --propagation private /bin/bash -c '
+		root=$1 n=$2
+		shift 2
+		mount --rbind /dev "$root/dev" &&
+		mount -t proc proc "$root/proc" || exit 1
+		while [ "$n" -gt 0 ]; do
+			mount --bind "$1" "$root$1" || exit 1
+			shift
+			n=$((n - 1))
+		done
+		exec nice chroot "$root" /usr/bin/env -i HOME=/root \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
+	' in_kbuild_root "$root" "${#binds[@]}" "${binds[@]}" "$*"
+}
+
+# stock_build KDIR SRC [MAKE ARGS...]: build the module in SRC against the
+# stock headers KDIR (stock_headers): on this machine, or for another
+# suite's kernel (STOCK_SUITE set) in suite_kbuild_root of that suite.
+stock_build() {
+	local kdir=$1 src=$2 hdir root
+	shift 2
+	if [ -z "${STOCK_SUITE:-}" ]; then
+		make -C "$kdir" M="$src" "$@"
+		return
+	fi
+	hdir=${kdir%%/root/usr/src/*}
+	root=$(suite_kbuild_root "$STOCK_SUITE" "$hdir/depends") || return 1
+	in_kbuild_root "$root" "$hdir" "$src" -- \
+		"make -C '$kdir' M='$src' $*"
 }

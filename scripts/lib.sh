@@ -894,6 +894,7 @@ in_kbuild_root() {
 	for d in "${binds[@]}"; do
 		mkdir -p "$root$d" || return 1
 	done
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	unshare --mount --propagation private /bin/bash -c '
 		root=$1 n=$2
 		shift 2

@@ -185,9 +185,17 @@ kernel_cache_dir() {
 	echo "$(cache_root)/kernel-${KSRC_VER//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
 }
 
-# Debian's stock cloud kernels: a series is "6.12" (the default) or "6.1",
-# Debian 12's own kernel.
+# Debian's stock cloud kernels: a series is "6.12" or "6.1" (Debian 12's
+# own kernel), "cloud" (whatever series linux-headers-cloud-amd64 follows:
+# the distribution's own kernel) or "newest" (stock_resolve_newest). The
+# default is the kernel a user of this distribution runs: 6.12 on Debian
+# 12 (from bookworm's updates), the distribution's own on any other
+# release (Debian 13: trixie's 6.12).
 STOCK_SERIES_DEFAULT=6.12
+if [ -r /etc/os-release ] &&
+   ! grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
+	STOCK_SERIES_DEFAULT=cloud
+fi
 
 # stock_meta [SERIES]: the headers metapackage that follows Debian's SERIES
 # cloud kernel: linux-headers-cloud-amd64 for 6.1 (bookworm's default),
@@ -195,7 +203,7 @@ STOCK_SERIES_DEFAULT=6.12
 stock_meta() {
 	local series=${1:-$STOCK_SERIES_DEFAULT}
 	case $series in
-	6.1) echo linux-headers-cloud-amd64 ;;
+	6.1|cloud) echo linux-headers-cloud-amd64 ;;
 	*) echo "linux-headers-$series-cloud-amd64" ;;
 	esac
 }
@@ -208,10 +216,12 @@ stock_meta() {
 # runs "apt-get update" once if the lists do not know the metapackage.
 # shellcheck disable=SC2034,SC2120 # SERIES is optional
 stock_resolve() {
-	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try
+	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try pat
 	STOCK_VER='' STOCK_PKGVER='' STOCK_SUITE=''
 	[ "$series" = newest ] && { stock_resolve_newest; return; }
 	meta=$(stock_meta "$series")
+	pat="linux-headers-$series."
+	[ "$series" = cloud ] && pat=linux-headers-
 	for try in lists update; do
 		if [ "$try" = update ]; then
 			[ "$(id -u)" -eq 0 ] || break
@@ -229,7 +239,7 @@ stock_resolve() {
 	for d in $dep; do
 		d=${d# }
 		case $d in
-		"linux-headers-$series".*-cloud-amd64\ \(=\ *\))
+		"$pat"*-cloud-amd64\ \(=\ *\))
 			STOCK_VER=${d%% *}
 			STOCK_VER=${STOCK_VER#linux-headers-}
 			STOCK_PKGVER=${d##*= }

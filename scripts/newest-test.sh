@@ -80,5 +80,5 @@ done
 # KUnit and the guest tests, every result named after the kernel.
 GUEST_TESTS=$NEWEST_GUEST_TESTS "$TOP/scripts/vm-test.sh" </dev/null \
 	>"$w/vm.log" 2>&1 || echo "FAIL: vm-test.sh exited with status $?" >>"$w/vm.log"
-sed -E "s/^(PASS|FAIL): /\\1: $label /" "$w/vm.log" | tally
+tally < <(sed -E "s/^(PASS|FAIL): /\\1: $label /" "$w/vm.log")
 summary

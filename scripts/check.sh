@@ -13,7 +13,9 @@
 #   vm       scripts/vm-test.sh          KUnit and tests/guest/ in QEMU
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
 #                                        lockdep, kmemleak, failslab)
-#   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU
+#   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels and
+#                                        the newest (trixie-backports, sid)
+#                                        in QEMU
 #   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
 #   keepalived scripts/stock-keepalived.sh keepalived, kube-proxy sequences
 #                                        on the mh build, stock 6.12 in QEMU
@@ -21,7 +23,9 @@
 #                                        packages, load in stock 6.12
 #   fresh    scripts/fresh-test.sh       "make demo" from a clean clone of
 #                                        HEAD in a minimal Debian 12 root
-#                                        (mmdebstrap, cached), chroot
+#                                        and a Debian 13 root (mmdebstrap,
+#                                        cached), chroot; the .debs in the
+#                                        Debian 13 root
 #   newest   scripts/newest-test.sh      the newest linux-source of
 #                                        trixie-backports and sid (found at
 #                                        run time): W=1 builds, its test

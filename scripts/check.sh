@@ -174,6 +174,12 @@ for step in $STEPS; do
 		$(( all ? took[$step] * 100 / all : 0 ))
 done
 
+# The kernels and distributions this run tested, by the PASS lines that
+# name their versions (docs/installing.md lists them).
+echo "=== platforms tested:"
+grep -h -E '^PASS: (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT)' \
+	"$w"/*.log 2>/dev/null | LC_ALL=C sort -u | sed 's/^PASS: /  /' || true
+
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"
 	cat "$w/failures"

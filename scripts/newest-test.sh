@@ -80,5 +80,22 @@ done
 # KUnit and the guest tests, every result named after the kernel.
 GUEST_TESTS=$NEWEST_GUEST_TESTS "$TOP/scripts/vm-test.sh" </dev/null \
 	>"$w/vm.log" 2>&1 || echo "FAIL: vm-test.sh exited with status $?" >>"$w/vm.log"
-tally < <(sed -E "s/^(PASS|FAIL): /\\1: $label /" "$w/vm.log")
+tally < <(sed -E "s/^(PASS|FAIL): /\\1: $label: /" "$w/vm.log")
+# One line each for KUnit and the guest tests, naming the kernel.
+kp=$(grep -c '^PASS: kunit' "$w/vm.log" || true)
+kf=$(grep -c '^FAIL: kunit' "$w/vm.log" || true)
+gp=$(grep -c '^PASS: guest/' "$w/vm.log" || true)
+gf=$(grep -c '^FAIL: guest/' "$w/vm.log" || true)
+gt=$(grep -o '^PASS: guest/[0-9][0-9]-[a-z]*' "$w/vm.log" | sort -u |
+	sed 's|.*/||' | paste -sd' ' -)
+if [ "$kf" -eq 0 ] && [ "$kp" -gt 0 ]; then
+	pass "$label: KUnit on Linux $kver: $kp passed"
+else
+	fail "$label: KUnit on Linux $kver: $kp passed, $kf failed"
+fi
+if [ "$gf" -eq 0 ] && [ "$gp" -gt 0 ]; then
+	pass "$label: guest tests on Linux $kver ($gt): $gp passed"
+else
+	fail "$label: guest tests on Linux $kver ($gt): $gp passed, $gf failed"
+fi
 summary

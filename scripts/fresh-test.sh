@@ -94,17 +94,20 @@ inside() {
 	echo "$rc" >"$w/dkms.rc"
 }
 
-# inside_dkms KDIR: the root's shell commands that install the packages in
-# /root/debs with apt-get and build both DKMS modules for the kernel whose
-# headers are KDIR, printing "built NAME VER" for each .ko.
+# inside_dkms KDIR: the root's shell commands that install each package in
+# /root/debs with apt-get in turn (the two conflict), build its DKMS
+# module for the kernel whose headers are KDIR, printing "built NAME VER
+# FILE", and remove it with apt-get again.
 inside_dkms() {
 	local kdir=$1
 	cat <<EOC
 set -e
 export DEBIAN_FRONTEND=noninteractive
 ver=\$(make -s -C '$kdir' kernelrelease)
-apt-get -q -y install --no-install-recommends /root/debs/*.deb
-for d in /usr/src/ip_vs_maglev-* /usr/src/ip-vs-mh-maglev-*; do
+for deb in /root/debs/*.deb; do
+	pkg=\$(dpkg-deb -f "\$deb" Package)
+	apt-get -q -y install --no-install-recommends "\$deb"
+	d=\$(dpkg -L "\$pkg" | grep -E '^/usr/src/[^/]+\$' | head -n 1)
 	n=\${d#/usr/src/}
 	name=\${n%-*}
 	v=\${n##*-}
@@ -113,6 +116,7 @@ for d in /usr/src/ip_vs_maglev-* /usr/src/ip-vs-mh-maglev-*; do
 	ko=\$(find /var/lib/dkms/"\$name"/"\$v"/"\$ver" -name '*.ko*' | head -n 1)
 	[ -n "\$ko" ]
 	echo "built \$name \$ver \${ko##*/}"
+	apt-get -q -y purge "\$pkg"
 done
 EOC
 }
@@ -125,7 +129,7 @@ fi
 # Without FRESH_SUITE: one run per suite of FRESH_SUITES, results counted.
 if [ -z "${FRESH_SUITE:-}" ]; then
 	for s in ${FRESH_SUITES:-bookworm trixie}; do
-		FRESH_SUITE=$s "$0" </dev/null 2>&1 | tally
+		tally < <(FRESH_SUITE=$s "$0" </dev/null 2>&1)
 	done
 	summary
 	exit

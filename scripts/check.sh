@@ -33,7 +33,7 @@
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
 # vm-debug and newest run beside the other steps (CHECK_SERIAL=1: in
-# their turn).
+# their turn; CHECK_BG="vm-debug newest fresh" picks the steps that do).
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
 # docs/testing.md says what each step proves.
 set -eu
@@ -128,7 +128,7 @@ done
 # instead. Their output is shown when they end.
 bg=' '
 declare -A bgpid=()
-for step in vm-debug newest; do
+for step in ${CHECK_BG:-vm-debug newest}; do
 	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
 		continue
 	fi

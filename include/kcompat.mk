@@ -13,3 +13,9 @@ endif
 ifeq ($(call maglev-has,include/net/net_namespace.h,register_net_sysctl_sz),y)
 ccflags-y += -DMAGLEV_HAVE_SYSCTL_SZ
 endif
+# <linux/hex.h> (hex2bin, bin2hex) was split out of <linux/kernel.h> after
+# 6.1; 7.x's <linux/kernel.h> no longer includes it. Older trees get
+# include/compat/linux/hex.h, which includes <linux/kernel.h>.
+ifeq ($(wildcard $(srctree)/include/linux/hex.h),)
+ccflags-y += -I$(src)/include/compat
+endif

@@ -3,9 +3,12 @@
 #
 #   scripts/build-kernel.sh           # KFLAVOUR=default
 #   KFLAVOUR=debug scripts/build-kernel.sh
+#   KSOURCE=newest scripts/build-kernel.sh   # the newest Linux Debian ships
 #
 # The tree is tinyconfig + kconfig/base.config + kconfig/$KFLAVOUR.config,
-# built from Debian's linux-source-6.12 into $MAGLEV_CACHE (default
+# built from Debian's linux-source-6.12 (KSOURCE=6.12, the default) or the
+# newest linux-source-N.M of trixie-backports and sid (KSOURCE=newest,
+# kernel_source in lib.sh) into $MAGLEV_CACHE (default
 # /var/cache/ip_vs_maglev). It holds bzImage, Module.symvers and
 # everything "make -C <tree> M=<dir>" needs. Later runs only print the path.
 set -eu
@@ -15,8 +18,9 @@ KFLAVOUR=${KFLAVOUR:-default}
 JOBS=${JOBS:-$(nproc)}
 
 need_pkgs "${BUILD_PKGS[@]}"
+kernel_source || die "no kernel source for KSOURCE=${KSOURCE:-6.12}"
 dir=$(kernel_cache_dir)
-src=$dir/linux-source-6.12
+src=$dir/$KSRC_NAME
 
 if [ -f "$dir/.built" ]; then
 	echo "$src"
@@ -32,9 +36,9 @@ if [ -f "$dir/.built" ]; then
 fi
 
 if [ ! -f "$dir/.unpacked" ]; then
-	log "unpacking /usr/src/linux-source-6.12.tar.xz into $dir"
+	log "unpacking $KSRC_TARBALL into $dir"
 	rm -rf "$src"
-	tar -C "$dir" -xJf /usr/src/linux-source-6.12.tar.xz
+	tar -C "$dir" -xJf "$KSRC_TARBALL"
 	touch "$dir/.unpacked"
 fi
 
@@ -54,10 +58,23 @@ config_wanted() {
 }
 
 # check_config FRAG...: every symbol's last setting in the fragments must
-# be in .config.
+# be in .config, except symbols that no Kconfig file of this tree declares:
+# those are logged and left out (7.x folded CONFIG_PROC_SYSCTL into
+# CONFIG_SYSCTL).
 check_config() {
-	local line sym bad=0
+	local line sym bad=0 known
+	known=$(grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+' \
+		"$src" | awk '{ print "CONFIG_" $2 }' | LC_ALL=C sort -u)
 	while IFS= read -r line; do
+		case $line in
+		'# CONFIG_'*' is not set') sym=${line#\# }; sym=${sym%% *} ;;
+		CONFIG_*) sym=${line%%=*} ;;
+		*) continue ;;
+		esac
+		if ! grep -qxF "$sym" <<<"$known"; then
+			log "config: $sym does not exist in $KSRC_NAME $KSRC_VER; '$line' left out"
+			continue
+		fi
 		case $line in
 		'# CONFIG_'*' is not set')
 			sym=${line#\# }

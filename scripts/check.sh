@@ -16,7 +16,9 @@
 #                                        KFLAVOUR=nosysctl (CONFIG_SYSCTL=n)
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
 #                                        lockdep, kmemleak, failslab)
-#   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels in QEMU
+#   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels and
+#                                        the newest (trixie-backports, sid)
+#                                        in QEMU
 #   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
 #   keepalived scripts/stock-keepalived.sh keepalived, kube-proxy sequences
 #                                        on the mh build, stock 6.12 in QEMU
@@ -24,16 +26,23 @@
 #                                        packages, load in stock 6.12
 #   fresh    scripts/fresh-test.sh       "make demo" from a clean clone of
 #                                        HEAD in a minimal Debian 12 root
-#                                        (mmdebstrap, cached), chroot
+#                                        and a Debian 13 root (mmdebstrap,
+#                                        cached), chroot; the .debs in the
+#                                        Debian 13 root
+#   newest   scripts/newest-test.sh      the newest linux-source of
+#                                        trixie-backports and sid (found at
+#                                        run time): W=1 builds, its test
+#                                        kernel, KUnit and guest tests
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
-# vm-debug runs beside the other steps (CHECK_SERIAL=1: in its turn).
+# vm-debug and newest run beside the other steps (CHECK_SERIAL=1: in
+# their turn; CHECK_BG="vm-debug newest fresh" picks the steps that do).
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
 # docs/testing.md says what each step proves.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepalived deb fresh vm-debug}
+STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepalived deb fresh vm-debug newest}
 
 run_start=$(date +%s)
 declare -A took=()
@@ -59,6 +68,7 @@ step_cmd() {
 	keepalived) echo "$TOP/scripts/stock-keepalived.sh" ;;
 	deb)	echo "$TOP/scripts/deb-test.sh" ;;
 	fresh)	echo "$TOP/scripts/fresh-test.sh" ;;
+	newest)	echo "$TOP/scripts/newest-test.sh" ;;
 	*)	return 1 ;;
 	esac
 }
@@ -116,31 +126,36 @@ for step in $STEPS; do
 	step_cmd "$step" >/dev/null || die "unknown step '$step'"
 done
 
-# vm-debug (the debug kernel's guests, the longest step) runs beside the
-# others, started first: its guests wait on timers and hold-offs much of
-# the time, when the other steps use the CPUs. CHECK_SERIAL=1 runs it in
-# its turn instead. Its output is shown when it ends.
-bg=
-if [ -z "${CHECK_SERIAL:-}" ] && [[ " $STEPS " == *" vm-debug "* ]]; then
-	bg=vm-debug
-	echo "=== vm-debug: scripts/vm-test.sh (KFLAVOUR=debug), beside the other steps; log: $w/vm-debug.log"
-	BG=1 run_step vm-debug &
-	bgpid=$!
-fi
+# vm-debug (the debug kernel's guests, the longest step) and newest (the
+# newest Linux's kernel and guests) run beside the others, started first:
+# their guests wait on timers and hold-offs much of the time, when the
+# other steps use the CPUs. CHECK_SERIAL=1 runs them in their turn
+# instead. Their output is shown when they end.
+bg=' '
+declare -A bgpid=()
+for step in ${CHECK_BG:-vm-debug newest}; do
+	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
+		continue
+	fi
+	bg+="$step "
+	echo "=== $step: $(step_cmd "$step" | sed "s|^$TOP/||"), beside the other steps; log: $w/$step.log"
+	BG=1 run_step "$step" &
+	bgpid[$step]=$!
+done
 
 for step in $STEPS; do
-	[ "$step" = "$bg" ] && continue
+	[[ "$bg" == *" $step "* ]] && continue
 	echo "=== $step: $(step_cmd "$step" | sed "s|^$TOP/||")"
 	run_step "$step"
 	count_step "$step"
 done
 
-if [ -n "$bg" ]; then
-	echo "=== vm-debug: waiting for it"
-	wait "$bgpid" || true
-	cat "$w/vm-debug.log"
-	count_step vm-debug
-fi
+for step in $bg; do
+	echo "=== $step: waiting for it"
+	wait "${bgpid[$step]}" || true
+	cat "$w/$step.log"
+	count_step "$step"
+done
 
 echo "=== boot: the run left the boot kernel alone"
 boot_after=$(boot_state)
@@ -163,6 +178,12 @@ for step in $STEPS; do
 	printf '===   %-10s %5ds %3d%%\n' "$step" "${took[$step]}" \
 		$(( all ? took[$step] * 100 / all : 0 ))
 done
+
+# The kernels and distributions this run tested, by the PASS lines that
+# name their versions (docs/installing.md lists them).
+echo "=== platforms tested:"
+grep -h -E '^PASS: (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT)' \
+	"$w"/*.log 2>/dev/null | LC_ALL=C sort -u | sed 's/^PASS: /  /' || true
 
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"

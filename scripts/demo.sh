@@ -1,10 +1,11 @@
 #!/bin/bash
 # demo.sh (make demo): see the maglev scheduler work, on a fresh Debian 12
-# machine, without building a kernel.
+# or 13 machine, without building a kernel.
 #
 # Installs what it needs with apt-get (gcc, QEMU, busybox, ipvsadm,
 # iproute2, socat), builds ip_vs_maglev.ko against the headers of Debian's
-# stock 6.12 cloud kernel and maglev-sim, and boots the stock kernel under
+# stock cloud kernel (Debian 12: 6.12 from its updates; Debian 13: its own,
+# STOCK_SERIES_DEFAULT in lib.sh) and maglev-sim, and boots that kernel under
 # QEMU (TCG, no network device) with an initramfs that holds them and
 # scripts/demo-guest.sh. Neither the stock kernel nor its headers are
 # installed: their .debs are downloaded and unpacked into the cache
@@ -63,7 +64,7 @@ fi
 command -v qemu-system-x86_64 >/dev/null ||
 	unfit "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
 ver=$(stock_kver) ||
-	unfit "apt-cache finds no Debian 6.12 cloud kernel (linux-headers-6.12-cloud-amd64): run apt-get update"
+	unfit "apt-cache finds no Debian $STOCK_SERIES_DEFAULT cloud kernel ($(stock_meta)): run apt-get update"
 [ -f "$(stock_dir)/.ready" ] ||
 	step "getting the stock kernel $ver: its linux-image and linux-headers packages, unpacked into the cache (once)"
 stock_kernel ||

@@ -8,16 +8,24 @@
 # tells an installing user. Checks on the host that no linux-image package
 # was installed, /boot is unchanged and nothing is left mounted.
 #
+# The same runs in a minimal Debian 13 (trixie) root, its packages from
+# the private trixie configuration (papt_setup in lib.sh: the lists and the
+# .deb archive in the cache, never this machine's): "make demo" there runs
+# against trixie's own stock cloud kernel, and the two .deb packages
+# ("make deb", built on the host) are installed in that root with apt-get
+# and DKMS-build their modules against the headers the demo unpacked.
+# Results are named "fresh: ..." (Debian 12) and "fresh-trixie: ...".
+#
 # Only the committed tree (HEAD) is tested, not uncommitted changes.
-# Environment: FRESH_KEEP=1 keeps the unpacked root after a passing run.
+# Environment: FRESH_KEEP=1 keeps the unpacked root after a passing run;
+# FRESH_SUITES (default "bookworm trixie") the suites to test.
 # Logs: build/check/fresh/. See docs/fresh.md.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 # Bump when the way the root is built changes, to rebuild it.
 FRESH_RECIPE=1
-SUITE=bookworm
-SOURCES=/etc/apt/sources.list.d/debian.sources
+SUITE=${FRESH_SUITE:-bookworm}
 # minbase: the Essential packages and those of Priority: required, which
 # every Debian 12 installation has. The "apt" variant leaves out some of
 # those, a machine that does not exist; bigger variants (important,
@@ -30,11 +38,13 @@ INCLUDE=git,make
 DPKGOPTS=(path-exclude=/usr/share/doc/* path-exclude=/usr/share/man/*
 	  path-exclude=/usr/share/locale/* path-exclude=/usr/share/info/*)
 
-# inside ROOT WORKDIR: run in a private mount namespace (unshare -m, see
-# below): the bind mounts, "make demo" and the module build in the chroot.
-# Writes WORKDIR/demo.rc, WORKDIR/module.rc and their logs.
+# inside ROOT WORKDIR ARCHIVES: run in a private mount namespace (unshare
+# -m, see below): the bind mounts, "make demo" and the module build in the
+# chroot, and with WORKDIR/debs/ the packages' install and DKMS builds.
+# ARCHIVES is the .deb cache apt in the root shares. Writes
+# WORKDIR/demo.rc, WORKDIR/module.rc, WORKDIR/dkms.rc and their logs.
 inside() {
-	local root=$1 w=$2 kdir rc
+	local root=$1 w=$2 archives=$3 kdir rc
 	# Unmount even on failure (the trap runs after this function has
 	# returned, hence a global). The namespace's mounts also vanish with
 	# its last process, so none can outlive this run on the host.
@@ -44,8 +54,9 @@ inside() {
 	mount --rbind /proc "$root/proc"
 	mount --rbind /sys "$root/sys"
 	mount --rbind /dev "$root/dev"
-	# The host's .debs: nothing is downloaded twice.
-	mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
+	# The host's .debs (or the private configuration's): nothing is
+	# downloaded twice.
+	mount --bind "$archives" "$root/var/cache/apt/archives"
 	run_root() {
 		nice -n 10 chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -70,16 +81,85 @@ inside() {
 		rc=1
 	fi
 	echo "$rc" >"$w/module.rc"
+	[ -d "$w/debs" ] || return 0
+	rc=0
+	if [ -n "$kdir" ]; then
+		mkdir -p "$root/root/debs"
+		cp "$w"/debs/*.deb "$root/root/debs/"
+		run_root "$(inside_dkms "/$kdir")" >"$w/dkms.log" 2>&1 || rc=$?
+	else
+		echo "no unpacked headers" >"$w/dkms.log"
+		rc=1
+	fi
+	echo "$rc" >"$w/dkms.rc"
+}
+
+# inside_dkms KDIR: the root's shell commands that install each package in
+# /root/debs with apt-get in turn (the two conflict), build its DKMS
+# module for the kernel whose headers are KDIR, printing "built NAME VER
+# FILE", and remove it with apt-get again.
+inside_dkms() {
+	local kdir=$1
+	cat <<EOC
+set -e
+export DEBIAN_FRONTEND=noninteractive
+ver=\$(make -s -C '$kdir' kernelrelease)
+for deb in /root/debs/*.deb; do
+	pkg=\$(dpkg-deb -f "\$deb" Package)
+	apt-get -q -y install --no-install-recommends "\$deb"
+	d=\$(dpkg -L "\$pkg" | grep -E '^/usr/src/[^/]+\$' | head -n 1)
+	n=\${d#/usr/src/}
+	name=\${n%-*}
+	v=\${n##*-}
+	dkms status -m "\$name" -v "\$v" | grep -q . || dkms add -m "\$name" -v "\$v"
+	dkms build -m "\$name" -v "\$v" -k "\$ver" --kernelsourcedir '$kdir'
+	ko=\$(find /var/lib/dkms/"\$name"/"\$v"/"\$ver" -name '*.ko*' | head -n 1)
+	[ -n "\$ko" ]
+	echo "built \$name \$ver \${ko##*/}"
+	apt-get -q -y purge "\$pkg"
+done
+EOC
 }
 
 if [ "${1:-}" = --inside ]; then
-	inside "$2" "$3"
+	inside "$2" "$3" "$4"
 	exit
 fi
 
+# Without FRESH_SUITE: one run per suite of FRESH_SUITES, results counted.
+if [ -z "${FRESH_SUITE:-}" ]; then
+	for s in ${FRESH_SUITES:-bookworm trixie}; do
+		tally < <(FRESH_SUITE=$s "$0" </dev/null 2>&1)
+	done
+	summary
+	exit
+fi
+
+# The suite's label, work directory, apt sources, package lists and .deb
+# archive: Debian 12 is this machine's own; trixie comes from its private
+# configuration, without backports (a plain Debian 13 machine).
+case $SUITE in
+bookworm)
+	L=fresh
+	SOURCES=/etc/apt/sources.list.d/debian.sources
+	LISTS=/var/lib/apt/lists
+	ARCHIVES=/var/cache/apt/archives ;;
+trixie)
+	L=fresh-trixie
+	papt_setup trixie || die "no package lists for trixie"
+	SOURCES=$(papt_dir trixie)/sources-fresh.list
+	grep -v -- '-backports ' "$(papt_dir trixie)/sources.list" >"$SOURCES.new"
+	cmp -s "$SOURCES.new" "$SOURCES" || mv -f "$SOURCES.new" "$SOURCES"
+	rm -f "$SOURCES.new"
+	LISTS=$(papt_dir trixie)/lists
+	ARCHIVES=$(papt_dir trixie)/archives ;;
+*)	die "FRESH_SUITE must be bookworm or trixie" ;;
+esac
+
 need_pkgs mmdebstrap git zstd util-linux
-w=$(work_dir fresh)
+w=$(work_dir "$L")
 rm -f "$w"/*.log "$w"/*.rc "$w"/*.end "$w"/kdir "$w"/root-built
+rm -rf "$w/debs"
 boot_before=$(boot_state)
 now() { date +%s; }
 
@@ -147,7 +227,7 @@ echo "time: root unpack $(( $(now) - t )) s ($root)"
 # apt inside sees the package lists the host sees, so it picks the same
 # versions and finds their .debs in the host's archive cache.
 find "$root/var/lib/apt/lists" -maxdepth 1 -type f -delete
-find /var/lib/apt/lists -maxdepth 1 -type f ! -name lock \
+find "$LISTS" -maxdepth 1 -type f ! -name lock \
 	-exec cp -t "$root/var/lib/apt/lists" {} +
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 # No package's service may start: the chroot shares the host's kernel,
@@ -173,15 +253,25 @@ for p in gcc qemu-system-x86 dwarves busybox-static ipvsadm; do
 	grep -qx "$p" <<<"$pkgs_before" && absent+=" $p"
 done
 if [ -z "$absent" ]; then
-	pass "fresh: the clean root has $(wc -l <<<"$pkgs_before") packages, no gcc, qemu-system-x86, dwarves, busybox-static, ipvsadm"
+	pass "$L: the clean root has $(wc -l <<<"$pkgs_before") packages, no gcc, qemu-system-x86, dwarves, busybox-static, ipvsadm"
 else
-	fail "fresh: the clean root already has:$absent"
+	fail "$L: the clean root already has:$absent"
 fi
 
 echo "running 'make demo' in the clean root (chroot, as root)"
 t=$(now)
-unshare --mount --propagation private "$0" --inside "$root" "$w" ||
-	fail "fresh: the chroot run failed"
+# Debian 13: the packages too, built here.
+if [ "$SUITE" != bookworm ]; then
+	if "$TOP/scripts/mkdeb.sh" "$w/debs" >"$w/mkdeb.log" 2>&1 &&
+	   compgen -G "$w/debs/*.deb" >/dev/null; then
+		find "$w/debs" -mindepth 1 ! -name '*.deb' -exec rm -rf {} +
+	else
+		fail "$L: make deb (see $w/mkdeb.log)"
+		rm -rf "$w/debs"
+	fi
+fi
+unshare --mount --propagation private "$0" --inside "$root" "$w" "$ARCHIVES" ||
+	fail "$L: the chroot run failed"
 t_demo=$(( $(cat "$w/demo.end" 2>/dev/null || now) - t ))
 t_mod=$(( $(now) - t - t_demo ))
 rc=$(cat "$w/demo.rc" 2>/dev/null || echo '?')
@@ -196,52 +286,62 @@ echo "  $(wc -w <<<"$new") packages installed in all:"
 echo "$new" | xargs | fold -s -w 72 | sed 's/^/    /'
 
 if [ "$rc" = 0 ]; then
-	pass "fresh: make demo exited 0 (${t_demo} s)"
+	pass "$L: make demo exited 0 (${t_demo} s)"
 else
-	fail "fresh: make demo exited $rc (log: $w/demo.log)"
+	fail "$L: make demo exited $rc (log: $w/demo.log)"
 	tail -n 30 "$w/demo.log" | sed 's/^/  /'
 fi
 # Lines that only a demo that ran to its end prints.
 if grep -qE '^\[ *[0-9]+s\] done$' "$w/demo.log"; then
-	pass "fresh: the demo printed its final 'done' step"
+	pass "$L: the demo printed its final 'done' step"
 else
-	fail "fresh: no final 'done' step in the demo's output"
+	fail "$L: no final 'done' step in the demo's output"
 fi
 checks=$(grep -cE 'check: maglev-sim predicts ([0-9]+) of \1 flows exactly' \
 	"$w/demo.log" || true)
 digests=$(grep -cE '^ *table digest [0-9a-f]+ matches$' "$w/demo.log" || true)
 if [ "$checks" -ge 3 ] && [ "$digests" -ge 3 ]; then
-	pass "fresh: in the guest, maglev-sim predicted every flow and the table digest in all $checks rounds"
+	pass "$L: in the guest, maglev-sim predicted every flow and the table digest in all $checks rounds"
 else
-	fail "fresh: in the guest, $checks rounds with every flow predicted and $digests matching digests (3 expected)"
+	fail "$L: in the guest, $checks rounds with every flow predicted and $digests matching digests (3 expected)"
 fi
 if grep -q 'Every flow in every round went where maglev-sim' "$w/demo.log" &&
    grep -qE 'connections opened and answered' "$w/demo.log"; then
-	pass "fresh: the guest's summary and fleet act report success"
+	pass "$L: the guest's summary and fleet act report success"
 else
-	fail "fresh: the guest's summary or fleet act is missing"
+	fail "$L: the guest's summary or fleet act is missing"
 fi
 
 mrc=$(cat "$w/module.rc" 2>/dev/null || echo '?')
 kdir=$(cat "$w/kdir" 2>/dev/null || true)
 ver=${kdir##*/linux-headers-}
 if [ "$mrc" = 0 ] && tail -n 1 "$w/module.log" | grep -q "^$ver SMP"; then
-	pass "fresh: make KDIR=$kdir builds ip_vs_maglev.ko for $ver in the root (${t_mod} s)"
+	pass "$L: make KDIR=$kdir builds ip_vs_maglev.ko for $ver in the root (${t_mod} s)"
 else
-	fail "fresh: make KDIR=${kdir:-?} in the root (exit $mrc, log: $w/module.log)"
+	fail "$L: make KDIR=${kdir:-?} in the root (exit $mrc, log: $w/module.log)"
 	tail -n 20 "$w/module.log" | sed 's/^/  /'
 fi
 
 if [ "$(boot_state)" = "$boot_before" ]; then
-	pass "fresh: host: no linux-image package installed or removed, /boot unchanged"
+	pass "$L: host: no linux-image package installed or removed, /boot unchanged"
 else
-	fail "fresh: host: linux-image packages or /boot changed"
+	fail "$L: host: linux-image packages or /boot changed"
 	diff <(echo "$boot_before") <(boot_state) | sed 's/^/  /'
 fi
 if grep -F " $run/" /proc/self/mountinfo; then
-	fail "fresh: host: mounts left under $run (above)"
+	fail "$L: host: mounts left under $run (above)"
 else
-	pass "fresh: host: nothing left mounted under $run"
+	pass "$L: host: nothing left mounted under $run"
+fi
+
+if [ -f "$w/dkms.rc" ]; then
+	built=$(grep -c '^built ' "$w/dkms.log" || true)
+	if [ "$(cat "$w/dkms.rc")" = 0 ] && [ "$built" -eq 2 ]; then
+		pass "$L: apt-get installs $(cd "$w/debs" && echo *.deb) in the root; DKMS builds both for $ver: $(sed -n 's/^built [^ ]* [^ ]* //p' "$w/dkms.log" | xargs)"
+	else
+		fail "$L: install the .debs and DKMS-build them for $ver in the root (exit $(cat "$w/dkms.rc"), log: $w/dkms.log)"
+		tail -n 20 "$w/dkms.log" | sed 's/^/  /'
+	fi
 fi
 
 keep=1

@@ -91,12 +91,12 @@ deb_depends() {
 # apt_real_pkg NAME: NAME if apt knows it as a real package, else the first
 # package that provides it (as apt-get install picks a sole provider).
 apt_real_pkg() {
-	if apt-cache show --no-all-versions "$1" 2>/dev/null |
+	if sapt apt-cache show --no-all-versions "$1" 2>/dev/null |
 	   grep -q '^Package:'; then
 		echo "$1"
 		return 0
 	fi
-	apt-cache showpkg "$1" 2>/dev/null |
+	sapt apt-cache showpkg "$1" 2>/dev/null |
 		sed -n '/^Reverse Provides:/,$p' | sed -n '2{s/ .*//;p;q}' | grep .
 }
 
@@ -150,21 +150,52 @@ kflavour_frags() {
 	echo "$TOP/kconfig/base.config" "$f"
 }
 
-# kernel_cache_dir: where the test kernel for $KFLAVOUR lives. The name
-# changes with the linux-source package version and the fragments.
+# kernel_source: the Linux source the test kernel is built from, chosen by
+# KSOURCE: 6.12 (the default: Debian 12's linux-source-6.12 package,
+# installed) or newest (newest_tarball: the newest linux-source-N.M of
+# trixie-backports and sid, in the cache). Sets KSRC_NAME (the directory
+# the tarball unpacks to, linux-source-N.M), KSRC_TARBALL and KSRC_VER
+# (the package version).
+# shellcheck disable=SC2034
+kernel_source() {
+	case ${KSOURCE:-6.12} in
+	6.12)
+		KSRC_NAME=linux-source-6.12
+		KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+		KSRC_VER=$(dpkg-query -W -f='${Version}' linux-source-6.12) ||
+			{ log "linux-source-6.12 is not installed"; return 1; } ;;
+	newest)
+		newest_tarball || return 1
+		KSRC_NAME=linux-source-$NEWEST_SERIES
+		KSRC_TARBALL=$NEWEST_TARBALL
+		KSRC_VER=$NEWEST_PKGVER ;;
+	*)	log "unknown KSOURCE '$KSOURCE' (6.12 or newest)"; return 1 ;;
+	esac
+}
+
+# kernel_cache_dir: where the test kernel for $KFLAVOUR (from $KSOURCE)
+# lives. The name changes with the linux-source package version and the
+# fragments. Call kernel_source first.
 kernel_cache_dir() {
-	local ver hash
-	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12) ||
-		die "linux-source-6.12 is not installed"
+	local hash
+	[ -n "${KSRC_VER:-}" ] || kernel_source || die "no kernel source"
 	# shellcheck disable=SC2046
 	hash=$( { echo "$KERNEL_RECIPE"; cat $(kflavour_frags); } |
 		sha256sum | cut -c1-12)
-	echo "$(cache_root)/kernel-${ver//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
+	echo "$(cache_root)/kernel-${KSRC_VER//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
 }
 
-# Debian's stock cloud kernels: a series is "6.12" (the default) or "6.1",
-# Debian 12's own kernel.
+# Debian's stock cloud kernels: a series is "6.12" or "6.1" (Debian 12's
+# own kernel), "cloud" (whatever series linux-headers-cloud-amd64 follows:
+# the distribution's own kernel) or "newest" (stock_resolve_newest). The
+# default is the kernel a user of this distribution runs: 6.12 on Debian
+# 12 (from bookworm's updates), the distribution's own on any other
+# release (Debian 13: trixie's 6.12).
 STOCK_SERIES_DEFAULT=6.12
+if [ -r /etc/os-release ] &&
+   ! grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
+	STOCK_SERIES_DEFAULT=cloud
+fi
 
 # stock_meta [SERIES]: the headers metapackage that follows Debian's SERIES
 # cloud kernel: linux-headers-cloud-amd64 for 6.1 (bookworm's default),
@@ -172,7 +203,7 @@ STOCK_SERIES_DEFAULT=6.12
 stock_meta() {
 	local series=${1:-$STOCK_SERIES_DEFAULT}
 	case $series in
-	6.1) echo linux-headers-cloud-amd64 ;;
+	6.1|cloud) echo linux-headers-cloud-amd64 ;;
 	*) echo "linux-headers-$series-cloud-amd64" ;;
 	esac
 }
@@ -185,9 +216,12 @@ stock_meta() {
 # runs "apt-get update" once if the lists do not know the metapackage.
 # shellcheck disable=SC2034,SC2120 # SERIES is optional
 stock_resolve() {
-	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try
-	STOCK_VER='' STOCK_PKGVER=''
+	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try pat
+	STOCK_VER='' STOCK_PKGVER='' STOCK_SUITE=''
+	[ "$series" = newest ] && { stock_resolve_newest; return; }
 	meta=$(stock_meta "$series")
+	pat="linux-headers-$series."
+	[ "$series" = cloud ] && pat=linux-headers-
 	for try in lists update; do
 		if [ "$try" = update ]; then
 			[ "$(id -u)" -eq 0 ] || break
@@ -205,7 +239,7 @@ stock_resolve() {
 	for d in $dep; do
 		d=${d# }
 		case $d in
-		"linux-headers-$series".*-cloud-amd64\ \(=\ *\))
+		"$pat"*-cloud-amd64\ \(=\ *\))
 			STOCK_VER=${d%% *}
 			STOCK_VER=${STOCK_VER#linux-headers-}
 			STOCK_PKGVER=${d##*= }
@@ -213,6 +247,64 @@ stock_resolve() {
 			;;
 		esac
 	done
+	[ -n "$STOCK_VER" ] && [ -n "$STOCK_PKGVER" ]
+}
+
+# sapt apt-get|apt-cache ARG...: apt for the stock kernel being fetched:
+# this machine's own, or the private configuration STOCK_SUITE (set by
+# stock_resolve newest).
+sapt() {
+	if [ -n "${STOCK_SUITE:-}" ]; then
+		papt "$STOCK_SUITE" "$@"
+	else
+		"$@"
+	fi
+}
+
+# sapt_update: "apt-get update" of what sapt uses.
+sapt_update() {
+	if [ -n "${STOCK_SUITE:-}" ]; then
+		PAPT_UPDATE=1 papt_setup "$STOCK_SUITE"
+	else
+		apt-get -q update
+	fi
+}
+
+# stock_resolve_newest: the series "newest" of stock_resolve: the newest
+# Debian cloud kernel that the private configurations of NEWEST_SUITES
+# offer (the highest version of linux-headers-cloud-amd64 in those
+# suites), and the headers package it depends on. Sets STOCK_VER,
+# STOCK_PKGVER and STOCK_SUITE (the private configuration to fetch it
+# with, see sapt).
+# shellcheck disable=SC2034
+stock_resolve_newest() {
+	local entry suite dist v best='' bsuite='' dep d
+	for entry in "${NEWEST_SUITES[@]}"; do
+		suite=${entry%%:*}
+		dist=${entry#*:}
+		papt_setup "$suite" || continue
+		v=$(papt "$suite" apt-cache madison linux-headers-cloud-amd64 |
+			awk -F' *[|] *' -v d="$dist" '$3 ~ "(^|/| )" d "[/ ]" { print $2; exit }')
+		[ -n "$v" ] || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v bsuite=$suite
+		fi
+	done
+	[ -n "$best" ] || return 1
+	dep=$(papt "$bsuite" apt-cache show "linux-headers-cloud-amd64=$best" \
+		2>/dev/null | sed -n 's/^Depends: //p' | head -n 1)
+	local IFS=,
+	for d in $dep; do
+		d=${d# }
+		case $d in
+		linux-headers-*-cloud-amd64\ \(=\ *\))
+			STOCK_VER=${d%% *}
+			STOCK_VER=${STOCK_VER#linux-headers-}
+			STOCK_PKGVER=${d##*= }
+			STOCK_PKGVER=${STOCK_PKGVER%)} ;;
+		esac
+	done
+	STOCK_SUITE=$bsuite
 	[ -n "$STOCK_VER" ] && [ -n "$STOCK_PKGVER" ]
 }
 
@@ -293,7 +385,9 @@ stock_headers() {
 		log "$dir has no depends list; delete $dir and run again"
 		return 1
 	}
-	( need_deb_depends "$dir/depends" ) || return 1
+	# Another suite's headers build in a root of that suite
+	# (suite_kbuild_root), not on this machine.
+	[ -n "$STOCK_SUITE" ] || ( need_deb_depends "$dir/depends" ) || return 1
 	STOCK_KDIR=$dir/root/usr/src/linux-headers-$STOCK_VER
 }
 
@@ -307,7 +401,7 @@ stock_headers_unpack() {
 	# linux-headers-VER depends on its -common and linux-kbuild packages
 	# (and on the image, which is not wanted here).
 	pkgs=("linux-headers-$ver")
-	dep=$(apt-cache show "linux-headers-$ver=$pkgver" 2>/dev/null |
+	dep=$(sapt apt-cache show "linux-headers-$ver=$pkgver" 2>/dev/null |
 		sed -n 's/^Depends: //p' | head -n 1)
 	local IFS=,
 	for d in $dep; do
@@ -324,7 +418,7 @@ stock_headers_unpack() {
 	}
 	for d in "${pkgs[@]}"; do
 		log "downloading $d=$pkgver into $dir"
-		(cd "$dir/dl" && apt-get -q download "$d=$pkgver") \
+		(cd "$dir/dl" && sapt apt-get -q download "$d=$pkgver") \
 			>>"$dir/download.log" 2>&1 || {
 			tail -n 5 "$dir/download.log" >&2
 			log "cannot download $d $pkgver (log: $dir/download.log); as root, 'apt-get update' may help"
@@ -343,9 +437,11 @@ stock_headers_unpack() {
 		log "headers of $ver incomplete in $dir/tmp"
 		return 1
 	fi
-	# The Makefile includes the -common one by its absolute /usr/src path.
-	sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" "$d/Makefile" ||
-		return 1
+	# The Makefile includes the -common one by its absolute /usr/src path
+	# (and since 7.x names itself as KBUILD_OUTPUT).
+	sed -i -e "s|^include /usr/src/|include $dir/root/usr/src/|" \
+		-e "s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$dir/root/usr/src/|" \
+		"$d/Makefile" || return 1
 	mv -f "$dir/depends.new" "$dir/depends" || return 1
 	mv -T "$dir/tmp" "$dir/root" || return 1
 	rm -rf "$dir/dl"
@@ -367,11 +463,11 @@ stock_unpack() {
 		if [ "$try" = update ]; then
 			[ "$(id -u)" -eq 0 ] || break
 			log "download failed; running apt-get update"
-			apt-get -q update >>"$dir/download.log" 2>&1 || break
+			sapt_update >>"$dir/download.log" 2>&1 || break
 		fi
 		for pkg in "linux-image-$ver" "linux-image-$ver-unsigned"; do
 			log "downloading $pkg=$pkgver into $dir"
-			(cd "$dir/dl" && apt-get -q download "$pkg=$pkgver") \
+			(cd "$dir/dl" && sapt apt-get -q download "$pkg=$pkgver") \
 				>>"$dir/download.log" 2>&1 || continue
 			deb=$(find "$dir/dl" -name '*.deb' | head -n 1)
 			[ -n "$deb" ] && break 2
@@ -389,6 +485,33 @@ stock_unpack() {
 	fi
 	log "unpacking ${deb##*/}"
 	dpkg-deb -x "$deb" "$dir/tmp" || return 1
+	# Since 7.x the image package is a shell around linux-binary-VER
+	# (boot/vmlinuz) and linux-modules-VER (lib/modules): those too.
+	for pkg in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' |
+		     sed -n "s/^ *\(linux-\(binary\|modules\)-$ver\) .*/\1/p"); do
+		log "downloading $pkg=$pkgver into $dir"
+		rm -f "$dir"/dl/*.deb
+		(cd "$dir/dl" && sapt apt-get -q download "$pkg=$pkgver") \
+			>>"$dir/download.log" 2>&1 || {
+			tail -n 5 "$dir/download.log" >&2
+			log "cannot download $pkg $pkgver (log: $dir/download.log)"
+			return 1
+		}
+		dpkg-deb -x "$dir"/dl/*.deb "$dir/tmp" || return 1
+	done
+	# Those install to /usr/lib/modules/VER/ with the kernel image in it
+	# (vmlinuz); the layout below (and depmod -b) is /lib/modules and
+	# /boot/vmlinuz-VER.
+	if [ -d "$dir/tmp/usr/lib/modules/$ver" ] && [ ! -e "$dir/tmp/lib/modules" ]; then
+		mkdir -p "$dir/tmp/lib" &&
+		mv "$dir/tmp/usr/lib/modules" "$dir/tmp/lib/modules" || return 1
+	fi
+	if [ ! -e "$dir/tmp/boot/vmlinuz-$ver" ] &&
+	   [ -f "$dir/tmp/lib/modules/$ver/vmlinuz" ]; then
+		mkdir -p "$dir/tmp/boot" &&
+		ln "$dir/tmp/lib/modules/$ver/vmlinuz" "$dir/tmp/boot/vmlinuz-$ver" ||
+			return 1
+	fi
 	if [ ! -f "$dir/tmp/boot/vmlinuz-$ver" ] ||
 	   [ ! -d "$dir/tmp/lib/modules/$ver/kernel" ]; then
 		log "${deb##*/} has no boot/vmlinuz-$ver or lib/modules/$ver/kernel"
@@ -496,4 +619,319 @@ stage_sources() {
 work_dir() {
 	mkdir -p "$TOP/build/check/$1"
 	echo "$TOP/build/check/$1"
+}
+
+# --- Other Debian suites: a private apt configuration in the cache ---
+#
+# trixie (Debian 13, with its updates, security and backports suites) and
+# sid are looked up through an apt configuration of their own under
+# $(cache_root)/apt-SUITE/: sources.list, package lists, .deb archive,
+# an empty dpkg status and apt's binary caches all live there. The host's
+# /etc/apt and /var/lib/apt are only read (apt.conf.d), never written.
+
+# papt_mirror [security]: the Debian mirror this machine's own apt sources
+# use (deb822 .sources or one-line .list), the main archive or with
+# "security" the security archive: the URI of the first source whose
+# suites are not -security (or are).
+papt_mirror() {
+	local want=${1:-main} f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+		 /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		case $f in
+		*.sources)
+			awk -v want="$want" '
+				function flush() {
+					if (uri != "" && types ~ /(^| )deb( |$)/) {
+						sec = (suites ~ /-security/)
+						if ((want == "security") == sec) {
+							print uri; found = 1; exit
+						}
+					}
+					uri = ""; suites = ""; types = ""
+				}
+				/^[ \t]*$/ { flush(); next }
+				/^#/ { next }
+				tolower($1) == "uris:" { uri = $2 }
+				tolower($1) == "suites:" { $1 = ""; suites = $0 }
+				tolower($1) == "types:" { $1 = ""; types = $0 }
+				END { if (!found) flush() }' "$f" ;;
+		*)
+			awk -v want="$want" '
+				$1 == "deb" {
+					i = 2
+					if ($2 ~ /^\[/) while ($i !~ /\]$/) i++
+					if ($2 ~ /^\[/) i++
+					sec = ($(i + 1) ~ /-security/)
+					if ((want == "security") == sec) { print $i; exit }
+				}' "$f" ;;
+		esac
+	done | head -n 1 | sed 's|/*$||'
+}
+
+# papt_suites SUITE: the suites of the private configuration SUITE
+# (trixie or sid), one a line as "URI SUITE".
+papt_suites() {
+	local main sec
+	main=$(papt_mirror) || return 1
+	[ -n "$main" ] || { log "no Debian mirror in /etc/apt/sources.list*"; return 1; }
+	case $1 in
+	trixie)
+		sec=$(papt_mirror security)
+		[ -n "$sec" ] || sec=${main%/debian}/debian-security
+		echo "$main trixie"
+		echo "$main trixie-updates"
+		echo "$sec trixie-security"
+		echo "$main trixie-backports" ;;
+	sid)	echo "$main sid" ;;
+	*)	log "no private apt configuration for the suite '$1'"; return 1 ;;
+	esac
+}
+
+# papt_dir SUITE: the directory of the private apt configuration SUITE.
+papt_dir() {
+	echo "$(cache_root)/apt-$1"
+}
+
+# papt_opts SUITE: set the array PAPT to the apt options that point every
+# place apt reads or writes state at the private configuration SUITE.
+# shellcheck disable=SC2034
+papt_opts() {
+	local d
+	d=$(papt_dir "$1")
+	PAPT=(-o "Dir::Etc::sourcelist=$d/sources.list"
+	      -o "Dir::Etc::sourceparts=$d/empty"
+	      -o Dir::Etc::preferences=/dev/null
+	      -o "Dir::Etc::preferencesparts=$d/empty"
+	      -o "Dir::State=$d/state"
+	      -o "Dir::State::Lists=$d/lists"
+	      -o "Dir::State::status=$d/status"
+	      -o "Dir::State::extended_states=$d/state/extended_states"
+	      -o "Dir::Cache=$d/cache"
+	      -o "Dir::Cache::archives=$d/archives"
+	      -o "Dir::Log=$d/log"
+	      -o APT::Architecture=amd64
+	      -o APT::Architectures::=amd64
+	      -o Acquire::Languages=none
+	      -o Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled=false)
+}
+
+# papt_setup SUITE: write the private configuration SUITE and update its
+# package lists (at most once an hour; PAPT_UPDATE=1 forces it, a failed
+# update keeps the lists there were). Fails if it has no lists.
+papt_setup() {
+	local suite=$1 d src
+	d=$(papt_dir "$suite")
+	mkdir -p "$d/lists/partial" "$d/archives/partial" "$d/state" \
+		"$d/cache" "$d/log" "$d/empty" || return 1
+	[ -f "$d/status" ] || : >"$d/status"
+	src=$(papt_suites "$suite" | while read -r uri s; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $s main"
+	done) || return 1
+	[ "$(cat "$d/sources.list" 2>/dev/null)" = "$src" ] ||
+		{ echo "$src" >"$d/sources.list"; rm -f "$d/updated"; }
+	papt_opts "$suite"
+	(
+		flock 9
+		if [ -n "${PAPT_UPDATE:-}" ] || [ ! -f "$d/updated" ] ||
+		   [ -n "$(find "$d/updated" -mmin +60)" ]; then
+			log "apt-get update of the private $suite configuration ($d)"
+			if apt-get -q "${PAPT[@]}" update >"$d/update.log" 2>&1 &&
+			   ! grep -q '^[WE]: ' "$d/update.log"; then
+				touch "$d/updated"
+			else
+				tail -n 5 "$d/update.log" >&2
+				log "apt-get update for $suite failed (log: $d/update.log)"
+			fi
+		fi
+	) 9>"$d/lock" || return 1
+	compgen -G "$d/lists/*_Packages*" >/dev/null ||
+		{ log "no package lists for $suite in $d/lists"; return 1; }
+}
+
+# papt SUITE apt-get|apt-cache ARG...: run apt-get or apt-cache with the
+# private configuration SUITE (set up by papt_setup).
+papt() {
+	local suite=$1 tool=$2
+	shift 2
+	papt_opts "$suite"
+	"$tool" "${PAPT[@]}" "$@"
+}
+
+# host_apt_state: checksums of this machine's apt configuration and state,
+# to compare before and after a step that uses papt.
+host_apt_state() {
+	find /etc/apt /var/lib/apt /var/cache/apt/*.bin -maxdepth 3 -type f \
+		! -path '/var/lib/apt/lists/partial/*' \
+		-exec sha256sum {} + 2>/dev/null | LC_ALL=C sort -k 2
+}
+
+# NEWEST_SUITES: where the newest Linux is looked for, in the private
+# configurations (SUITE or SUITE:DIST, DIST a suite inside it).
+NEWEST_SUITES=(trixie:trixie-backports sid)
+
+# newest_source: find the newest linux-source-N.M package in NEWEST_SUITES
+# (apt-cache search, then each one's candidate version). Sets NEWEST_SERIES
+# (N.M), NEWEST_PKGVER (its package version), NEWEST_SUITE (the private
+# configuration it came from) and NEWEST_DIST (its suite); logs what each
+# suite has. Returns 1 if no suite lists any.
+newest_source() {
+	local entry suite dist p pkgs v s best=''
+	NEWEST_SERIES='' NEWEST_PKGVER='' NEWEST_SUITE='' NEWEST_DIST=''
+	for entry in "${NEWEST_SUITES[@]}"; do
+		suite=${entry%%:*}
+		dist=${entry#*:}
+		papt_setup "$suite" || continue
+		pkgs=$(papt "$suite" apt-cache search --names-only \
+			'^linux-source-[0-9]+\.[0-9]+$' | cut -d' ' -f1)
+		for p in $pkgs; do
+			# The version from that suite (trixie's lists also hold
+			# trixie's own older series).
+			v=$(papt "$suite" apt-cache madison "$p" |
+				awk -F' *[|] *' -v d="$dist" '$3 ~ "(^|/| )" d "[/ ]" { print $2; exit }')
+			[ -n "$v" ] || continue
+			s=${p#linux-source-}
+			log "$dist has $p $v"
+			if [ -z "$best" ] ||
+			   dpkg --compare-versions "$s.0" gt "${best%% *}.0" ||
+			   { [ "$s" = "${best%% *}" ] &&
+			     dpkg --compare-versions "$v" gt "$NEWEST_PKGVER"; }; then
+				best="$s $v"
+				NEWEST_SERIES=$s NEWEST_PKGVER=$v
+				NEWEST_SUITE=$suite NEWEST_DIST=$dist
+			fi
+		done
+	done
+	[ -n "$best" ]
+}
+
+# newest_tarball: newest_source, then its linux-source .deb downloaded into
+# the private archive and the tarball taken out of it into the cache
+# (once per package version). Sets NEWEST_TARBALL (linux-source-N.M.tar.xz)
+# and NEWEST_KEY (a cache key naming series and package version).
+# shellcheck disable=SC2034
+newest_tarball() {
+	local d deb tmp
+	newest_source || { log "no linux-source-N.M in ${NEWEST_SUITES[*]}"; return 1; }
+	NEWEST_KEY="$NEWEST_SERIES-${NEWEST_PKGVER//[^A-Za-z0-9.-]/_}"
+	d="$(cache_root)/linux-source-$NEWEST_KEY"
+	NEWEST_TARBALL=$d/linux-source-$NEWEST_SERIES.tar.xz
+	[ -f "$d/.ready" ] && return 0
+	mkdir -p "$d" || return 1
+	(
+		flock 9
+		[ -f "$d/.ready" ] && exit 0
+		log "downloading linux-source-$NEWEST_SERIES=$NEWEST_PKGVER ($NEWEST_DIST)"
+		# apt-get download: the one .deb, into the private archive.
+		(cd "$(papt_dir "$NEWEST_SUITE")/archives" &&
+		 papt "$NEWEST_SUITE" apt-get -q download \
+			"linux-source-$NEWEST_SERIES=$NEWEST_PKGVER") \
+			>"$d/download.log" 2>&1 || exit 1
+		deb=$(find "$(papt_dir "$NEWEST_SUITE")/archives" -maxdepth 1 \
+			-name "linux-source-${NEWEST_SERIES}_*.deb" | head -n 1)
+		[ -n "$deb" ] || exit 1
+		tmp=$d/tmp
+		rm -rf "$tmp"
+		mkdir -p "$tmp"
+		dpkg-deb --fsys-tarfile "$deb" |
+			tar -C "$tmp" -xf - "./usr/src/linux-source-$NEWEST_SERIES.tar.xz" ||
+			exit 1
+		mv -f "$tmp/usr/src/linux-source-$NEWEST_SERIES.tar.xz" "$NEWEST_TARBALL"
+		rm -rf "$tmp"
+		# The .deb holds nothing else we need.
+		rm -f "$deb"
+		touch "$d/.ready"
+	) 9>"$d.lock" || { log "cannot get linux-source-$NEWEST_SERIES (log: $d/download.log)"; return 1; }
+}
+
+# --- Building against another suite's headers, in a root of that suite ---
+
+# Bump when the way the kbuild root is built changes.
+KBUILD_ROOT_RECIPE=1
+
+# suite_kbuild_root SUITE DEPFILE: print a root of the Debian SUITE (its
+# private configuration, papt_setup) holding make, libc6-dev, binutils and the
+# packages listed in DEPFILE (deb_depends of the headers, e.g.
+# gcc-14-for-host, pahole): kbuild tools built for a newer C library
+# than this machine's (linux-kbuild-7.x needs GLIBC_2.38) run there. Made
+# once with mmdebstrap (minbase), cached unpacked under the cache, keyed
+# by the recipe, the package list, the sources and mmdebstrap's version.
+suite_kbuild_root() {
+	local suite=$1 deps=$2 pkgs hash dir
+	papt_setup "$suite" || return 1
+	pkgs=$( { echo make; echo libc6-dev; echo binutils; grep -v '^$' "$deps"; } |
+		LC_ALL=C sort -u | paste -sd, -)
+	hash=$( { echo "$KBUILD_ROOT_RECIPE $suite $pkgs"
+		  cat "$(papt_dir "$suite")/sources.list"
+		  dpkg-query -W -f='${Version}\n' mmdebstrap; } |
+		sha256sum | cut -c1-12)
+	dir=$(cache_root)/kbuild-root-$suite-$hash
+	if [ ! -f "$dir/.ready" ]; then
+		need_pkgs mmdebstrap util-linux >&2
+		mkdir -p "$dir" || return 1
+		(
+			flock 9
+			[ -f "$dir/.ready" ] && exit 0
+			log "building a $suite root for kbuild ($pkgs) with mmdebstrap, once"
+			rm -rf "$dir/root"
+			nice -n 10 mmdebstrap --variant=minbase --include="$pkgs" \
+				--dpkgopt='path-exclude=/usr/share/doc/*' \
+				--dpkgopt='path-exclude=/usr/share/man/*' \
+				--dpkgopt='path-exclude=/usr/share/locale/*' \
+				"$suite" "$dir/root" \
+				"$(papt_dir "$suite")/sources.list" \
+				>"$dir/mmdebstrap.log" 2>&1 || {
+				tail -n 20 "$dir/mmdebstrap.log" >&2
+				exit 1
+			}
+			touch "$dir/.ready"
+		) 9>"$dir.lock" || { log "mmdebstrap $suite failed (log: $dir/mmdebstrap.log)"; return 1; }
+	fi
+	echo "$dir/root"
+}
+
+# in_kbuild_root ROOT DIR... -- COMMAND...: run COMMAND (a shell command
+# line) in ROOT (chroot, in a private mount namespace, so nothing stays
+# mounted) with DIR... bind-mounted at their own paths and /dev, /proc.
+in_kbuild_root() {
+	local root=$1 binds=() d
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		binds+=("$1")
+		shift
+	done
+	shift
+	for d in "${binds[@]}"; do
+		mkdir -p "$root$d" || return 1
+	done
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private /bin/bash -c '
+		root=$1 n=$2
+		shift 2
+		mount --rbind /dev "$root/dev" &&
+		mount -t proc proc "$root/proc" || exit 1
+		while [ "$n" -gt 0 ]; do
+			mount --bind "$1" "$root$1" || exit 1
+			shift
+			n=$((n - 1))
+		done
+		exec nice chroot "$root" /usr/bin/env -i HOME=/root \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
+	' in_kbuild_root "$root" "${#binds[@]}" "${binds[@]}" "$*"
+}
+
+# stock_build KDIR SRC [MAKE ARGS...]: build the module in SRC against the
+# stock headers KDIR (stock_headers): on this machine, or for another
+# suite's kernel (STOCK_SUITE set) in suite_kbuild_root of that suite.
+stock_build() {
+	local kdir=$1 src=$2 hdir root
+	shift 2
+	if [ -z "${STOCK_SUITE:-}" ]; then
+		make -C "$kdir" M="$src" "$@"
+		return
+	fi
+	hdir=${kdir%%/root/usr/src/*}
+	root=$(suite_kbuild_root "$STOCK_SUITE" "$hdir/depends") || return 1
+	in_kbuild_root "$root" "$hdir" "$src" -- \
+		"make -C '$kdir' M='$src' $*"
 }

@@ -44,7 +44,10 @@ KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
 STRESS_SECONDS=${STRESS_SECONDS:-20}
 
 kdir=$("$TOP/scripts/build-kernel.sh")
-w=$(work_dir "vm-$KFLAVOUR")
+# KSOURCE=newest (the newest Linux, scripts/newest-test.sh) has its own logs.
+vmw=vm-$KFLAVOUR
+[ "${KSOURCE:-6.12}" = 6.12 ] || vmw+=-$KSOURCE
+w=$(work_dir "$vmw")
 rm -rf "$w/root" "$w/tools"
 mkdir -p "$w/root/maglev/kunit" "$w/root/maglev/tests" "$w/root/maglev/bin"
 stage_sources "$w/src"
@@ -91,18 +94,22 @@ tests=()
 if [ -d "$TOP/tests/guest" ]; then
 	cp -r "$TOP/tests/guest/." "$w/root/maglev/tests/"
 fi
-# GUEST_TESTS="08-*" runs only the matching tests (a glob, without .sh).
+# GUEST_TESTS="08-*" runs only the matching tests (globs, without .sh,
+# separated by spaces: "01-* 02-*").
 # Without it, the debug kernel runs the tests whose header says
 # "# debug-kernel: yes" (the stress, failure-injection, teardown, unload,
 # scale, memory and hardening tests; docs/testing.md), the default
 # kernel all of them.
-for t in "$TOP"/tests/guest/${GUEST_TESTS:-[0-9]*}.sh; do
+read -ra globs <<<"${GUEST_TESTS:-[0-9]*}"
+for g in "${globs[@]}"; do
+for t in "$TOP"/tests/guest/$g.sh; do
 	[ -f "$t" ] || continue
 	if [ "$KFLAVOUR" != default ] && [ -z "${GUEST_TESTS:-}" ] &&
 	   ! grep -q "^# $KFLAVOUR-kernel: yes\$" "$t"; then
 		continue
 	fi
 	tests+=("${t##*/}")
+done
 done
 
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"

@@ -1,0 +1,101 @@
+#!/bin/bash
+# newest-test.sh: the newest Linux that Debian ships, found at run time.
+#
+# Looks up the newest linux-source-N.M of trixie-backports and sid through
+# the private apt configurations in the cache (newest_source in lib.sh;
+# this machine's own /etc/apt and /var/lib/apt are checksummed before and
+# after and must not change), caches its tarball, builds the test kernel
+# from it with the default fragments (KSOURCE=newest scripts/build-kernel.sh:
+# tinyconfig + kconfig/base.config + kconfig/default.config, cached by
+# package version and fragments), builds ip_vs_maglev.ko against that tree
+# with W=1, also with MAGLEV_KUNIT=1 and MH_COMPAT=1 (any warning in our
+# files or of modpost fails), then runs KUnit and the guest tests on it
+# (scripts/vm-test.sh with KSOURCE=newest).
+#
+# Environment: NEWEST_GUEST_TESTS, the guest tests to run on it (globs as
+# GUEST_TESTS takes them; "all" for every one); the default is the tests
+# that exercise IPVS itself (lifecycle, traffic, order, drain, params,
+# unload, netns, failure, teardown, fleet, sync, hardening).
+# Every result names the kernel: "linux-7.3.4: ...".
+# Logs: build/check/newest/ and build/check/vm-default-newest/.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+NEWEST_GUEST_TESTS=${NEWEST_GUEST_TESTS:-01-* 02-* 03-* 04-* 05-* 06-* 07-* 08-* 11-* 12-* 18-* 19-*}
+[ "$NEWEST_GUEST_TESTS" = all ] && NEWEST_GUEST_TESTS='[0-9]*'
+
+need_pkgs "${BUILD_PKGS[@]}"
+w=$(work_dir newest)
+apt_before=$(host_apt_state)
+
+if newest_tarball; then
+	pass "newest: linux-source-$NEWEST_SERIES $NEWEST_PKGVER ($NEWEST_DIST) is the newest linux-source of ${NEWEST_SUITES[*]#*:}"
+else
+	fail "newest: find and download the newest linux-source in ${NEWEST_SUITES[*]#*:}"
+	summary
+	exit
+fi
+if [ "$(host_apt_state)" = "$apt_before" ]; then
+	pass "newest: this machine's /etc/apt, /var/lib/apt and apt caches unchanged (private apt configuration in $(papt_dir trixie), $(papt_dir sid))"
+else
+	fail "newest: this machine's apt configuration or state changed"
+	diff <(echo "$apt_before") <(host_apt_state) | sed 's/^/  /'
+fi
+
+export KSOURCE=newest KFLAVOUR=default
+t=$(date +%s)
+if ! kdir=$("$TOP/scripts/build-kernel.sh"); then
+	fail "newest: build the test kernel from linux-source-$NEWEST_SERIES $NEWEST_PKGVER"
+	summary
+	exit
+fi
+kver=$(make -s -C "$kdir" kernelversion)
+label=linux-$kver
+pass "$label: test kernel from linux-source-$NEWEST_SERIES $NEWEST_PKGVER (tinyconfig + kconfig/base.config + kconfig/default.config; $(( $(date +%s) - t )) s)"
+
+# compile_w1 VARIANT: build against the tree with W=1 and VARIANT (empty,
+# MAGLEV_KUNIT=1 or MH_COMPAT=1); any warning in our files fails.
+compile_w1() {
+	local v=$1 name=${1:-plain} src log
+	src=$w/src-${name%%=*}
+	log=$w/compile-${name%%=*}.log
+	stage_sources "$src"
+	# shellcheck disable=SC2086 # v is one word or none
+	if ! make -C "$kdir" M="$src" W=1 $v modules >"$log" 2>&1; then
+		fail "$label: W=1 build${v:+ with $v} failed (see $log)"
+		grep -E 'error|warning' "$log" | sed "s|$src/||g" | head -n 20
+		return
+	fi
+	if { grep -E ': (warning|error):' "$log" | grep -F "$src/"
+	     grep 'WARNING: modpost:' "$log"; } | sed "s|$src/||g" | grep .; then
+		fail "$label: W=1 warnings${v:+ with $v} (see $log)"
+	else
+		pass "$label: ip_vs_maglev builds W=1 clean${v:+ with $v}"
+	fi
+}
+for v in '' MAGLEV_KUNIT=1 MH_COMPAT=1; do
+	compile_w1 "$v"
+done
+
+# KUnit and the guest tests, every result named after the kernel.
+GUEST_TESTS=$NEWEST_GUEST_TESTS "$TOP/scripts/vm-test.sh" </dev/null \
+	>"$w/vm.log" 2>&1 || echo "FAIL: vm-test.sh exited with status $?" >>"$w/vm.log"
+tally < <(sed -E "s/^(PASS|FAIL): /\\1: $label: /" "$w/vm.log")
+# One line each for KUnit and the guest tests, naming the kernel.
+kp=$(grep -c '^PASS: kunit' "$w/vm.log" || true)
+kf=$(grep -c '^FAIL: kunit' "$w/vm.log" || true)
+gp=$(grep -c '^PASS: guest/' "$w/vm.log" || true)
+gf=$(grep -c '^FAIL: guest/' "$w/vm.log" || true)
+gt=$(grep -o '^PASS: guest/[0-9][0-9]-[a-z]*' "$w/vm.log" | sort -u |
+	sed 's|.*/||' | paste -sd' ' -)
+if [ "$kf" -eq 0 ] && [ "$kp" -gt 0 ]; then
+	pass "$label: KUnit on Linux $kver: $kp passed"
+else
+	fail "$label: KUnit on Linux $kver: $kp passed, $kf failed"
+fi
+if [ "$gf" -eq 0 ] && [ "$gp" -gt 0 ]; then
+	pass "$label: guest tests on Linux $kver ($gt): $gp passed"
+else
+	fail "$label: guest tests on Linux $kver ($gt): $gp passed, $gf failed"
+fi
+summary

@@ -722,7 +722,7 @@ static void maglev_cache_test(struct kunit *test)
 	struct maglev_shared *t, *u;
 	const char *why = NULL;
 	void *work;
-	u32 h;
+	u64 h;
 	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);

@@ -159,5 +159,5 @@ ipvsadm -C
 in_ns n1 ipvsadm -C
 ip netns del n1
 ip netns del n2
-echo 65537 >$SYSCTL/maglev_table_size
+echo auto >$SYSCTL/maglev_table_size
 finish

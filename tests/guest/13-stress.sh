@@ -34,7 +34,7 @@ WEIGHTS="0 1 1 2 5 65535"
 # maglev_table_size writes: valid ones take, the others must be refused, and
 # the sysctl never holds a size stress_is_valid_size rejects. maglev_hash_key
 # takes exactly 32 hex digits (31 or 33, non-hex and empty are refused).
-VALID_SIZES="251 257 1021 4093 65537"
+VALID_SIZES="auto 251 257 1021 4093 65537"
 INVALID_SIZES="0 1 250 1000 5000012 4294967297 abc -7"
 VALID_KEYS="00000000000000000000000000000000 0123456789abcdef0123456789abcdef"
 VALID_KEYS="$VALID_KEYS ffffffffffffffffffffffffffffffff"
@@ -265,9 +265,11 @@ netns_loop() {
 proc_loop() {
 	_n=0
 	while running; do
-		# Every dest line follows a service line; every service line
-		# has the fields up to the digest.
-		awk '$1 == "service" { on = 1; if (NF < 23) bad = 1; next }
+		# The namespace line comes first; every dest line follows a
+		# service line; every service line has the fields up to the
+		# digest.
+		awk '$1 == "namespace" { if (NR != 1 || NF < 11) bad = 1; next }
+			$1 == "service" { on = 1; if (NF < 23) bad = 1; next }
 			$1 == "dest" { if (!on || NF < 6) bad = 1; next }
 			{ bad = 1 }
 			END { exit bad }' $PROC ||

@@ -527,17 +527,21 @@ mem_pages() {
 		END { print n }' /proc/meminfo
 }
 
-# services SCHED N NET: "ipvsadm -R" lines for N UDP services 10.NET.X.Y:53
-# with three dests of weights 1, 2, 3. Each round takes other VIPs: IPVS
+# services SCHED N NET [distinct]: "ipvsadm -R" lines for N UDP services
+# 10.NET.X.Y:53 with three dests of weights 1, 2, 3, the same three for all
+# (port 53), or with "distinct" each service's own (port 1000 + its number). Each round takes other VIPs: IPVS
 # keeps deleted dests in its trash for a while and takes them back for the
 # same service, which would hide their memory.
 services() {
-	awk -v s="$1" -v n="$2" -v net="$3" 'BEGIN {
+	awk -v s="$1" -v n="$2" -v net="$3" -v distinct="${4:-}" 'BEGIN {
 		for (i = 0; i < n; i++) {
 			v = sprintf("10.%d.%d.%d:53", net, int(i / 250), i % 250 + 1)
 			print "-A -u " v " -s " s
+			# distinct: each service its own port, so no two share
+			# a table
+			p = distinct ? 1000 + i : 53
 			for (d = 1; d <= 3; d++)
-				print "-a -u " v " -r 10.1." d ".1:53 -m -w " d
+				print "-a -u " v " -r 10.1." d ".1:" p " -m -w " d
 		}
 	}'
 }

@@ -49,7 +49,7 @@ cat >"$w/root/maglev/tests/bench-scale.sh" <<EOF
 #!/bin/sh
 SHARE_SERVICES=$S SHARE_BENCH=1 CATCHUP_TIMEOUT=$((QEMU_TIMEOUT - 120))
 export SHARE_SERVICES SHARE_BENCH CATCHUP_TIMEOUT
-exec /maglev/tests/22-scale-share.sh
+exec sh /maglev/tests/22-scale-share.sh
 EOF
 chmod +x "$w/root/maglev/tests/bench-scale.sh"
 

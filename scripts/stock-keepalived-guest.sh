@@ -336,11 +336,27 @@ expect_eq "kube-proxy: $S has flag-2 (0x10)" "$(svc_field "$S" flags)" 0x10
 phase k0
 sim_check "kube-proxy: 3 endpoints" "$T/k" k0
 
+# same_size NAME A B: true if phases A and B had the same table size. Under
+# auto (the default) the size follows the number of endpoints on a ladder
+# (251 for up to 2, 509 for 3 to 5, ...): across a step the table is
+# another one and most flows move, as maglev-sim predicts (checked above
+# each call); within a step Maglev's bounds hold (at most 1% of the flows
+# moved on a delete of a drained endpoint, a handover of at most 9 of 300
+# flows between endpoints that stay).
+same_size() {
+	if [ "$2" = "$3" ]; then
+		return 0
+	fi
+	info "$1: the table size changed $2 -> $3 (auto: a step of the ladder), so most flows moved, as maglev-sim predicts"
+	return 1
+}
+
 # Graceful termination of endpoint 3: weight 0, wait, delete.
 run ipvsadm -e -u "$V:80" -r 10.1.3.1:80 -m -w 0
 echo "WEIGHT 10.1.3.1:80 0" >>"$T/k"
 wait_until "kube-proxy: weight 0 reaches the table" 20 dest_is 10.1.3.1:80 0
 phase k1
+sz_k1=$(svc_field "$S" size)
 sim_check "kube-proxy graceful termination, weight 0" "$T/k" k1
 expect_eq "kube-proxy graceful termination, weight 0: no live endpoint's flow moved" \
 	"$(moved_from_others k0 k1 10.1.3.1:80)" 0
@@ -351,29 +367,36 @@ run ipvsadm -d -u "$V:80" -r 10.1.3.1:80
 echo "REMOVE_NODE 10.1.3.1:80" >>"$T/k"
 wait_until "kube-proxy: the delete reaches the table" 20 nr_dests_is 2
 phase k2
+sz_k2=$(svc_field "$S" size)
 sim_check "kube-proxy graceful termination, deleted" "$T/k" k2
 m=$(moved k1 k2)
 info "kube-proxy graceful termination: deleting the drained endpoint moved ${m% *} of 300 flows (maglev-sim: $(sim_moved k1 k2))"
 expect_eq "kube-proxy graceful termination, deleted: moved flows as maglev-sim predicts" \
 	"${m% *}" "$(sim_moved k1 k2)"
-check "kube-proxy graceful termination, deleted: at most 1% of the flows moved (${m% *})" \
-	in_range "${m% *}" 0 3
+same_size "kube-proxy graceful termination, deleted" "$sz_k1" "$sz_k2" &&
+	check "kube-proxy graceful termination, deleted: at most 1% of the flows moved (${m% *})" \
+		in_range "${m% *}" 0 3
 
 # Rolling update: endpoint 4 added, old endpoint 1 to weight 0, deleted.
 run ipvsadm -a -u "$V:80" -r 10.1.4.1:80 -m -w 1
 echo "ADD_NODE 10.1.4.1:80 1" >>"$T/k"
 wait_until "kube-proxy: the new endpoint reaches the table" 20 nr_dests_is 3
 phase k3
+sz_k3=$(svc_field "$S" size)
 sim_check "kube-proxy rolling update, new endpoint" "$T/k" k3
 m=$(moved k2 k3 10.1.4.1:80)
 info "kube-proxy rolling update: adding endpoint 4 moved ${m% *} of 300 flows, ${m#* } to it"
-check "kube-proxy rolling update, new endpoint: the moved flows went to it but Maglev's small handover ($((${m% *} - ${m#* })) <= 9)" \
-	in_range $((${m% *} - ${m#* })) 0 9
+expect_eq "kube-proxy rolling update, new endpoint: moved flows as maglev-sim predicts" \
+	"${m% *}" "$(sim_moved k2 k3)"
+same_size "kube-proxy rolling update, new endpoint" "$sz_k2" "$sz_k3" &&
+	check "kube-proxy rolling update, new endpoint: the moved flows went to it but Maglev's small handover ($((${m% *} - ${m#* })) <= 9)" \
+		in_range $((${m% *} - ${m#* })) 0 9
 run ipvsadm -e -u "$V:80" -r 10.1.1.1:80 -m -w 0
 echo "WEIGHT 10.1.1.1:80 0" >>"$T/k"
 wait_until "kube-proxy: the old endpoint's weight 0 reaches the table" 20 \
 	dest_is 10.1.1.1:80 0
 phase k4
+sz_k4=$(svc_field "$S" size)
 sim_check "kube-proxy rolling update, old endpoint weight 0" "$T/k" k4
 expect_eq "kube-proxy rolling update, old weight 0: no live endpoint's flow moved" \
 	"$(moved_from_others k3 k4 10.1.1.1:80)" 0
@@ -381,13 +404,15 @@ run ipvsadm -d -u "$V:80" -r 10.1.1.1:80
 echo "REMOVE_NODE 10.1.1.1:80" >>"$T/k"
 wait_until "kube-proxy: deleting the old endpoint reaches the table" 20 nr_dests_is 2
 phase k5
+sz_k5=$(svc_field "$S" size)
 sim_check "kube-proxy rolling update, old endpoint deleted" "$T/k" k5
 m=$(moved k4 k5)
 info "kube-proxy rolling update: deleting the drained endpoint moved ${m% *} of 300 flows (maglev-sim: $(sim_moved k4 k5))"
 expect_eq "kube-proxy rolling update, old deleted: moved flows as maglev-sim predicts" \
 	"${m% *}" "$(sim_moved k4 k5)"
-check "kube-proxy rolling update, old deleted: at most 1% of the flows moved (${m% *})" \
-	in_range "${m% *}" 0 3
+same_size "kube-proxy rolling update, old deleted" "$sz_k4" "$sz_k5" &&
+	check "kube-proxy rolling update, old deleted: at most 1% of the flows moved (${m% *})" \
+		in_range "${m% *}" 0 3
 run ipvsadm -C
 
 check "rmmod ip_vs_mh (ours)" rmmod ip_vs_mh

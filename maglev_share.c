@@ -30,7 +30,8 @@
  * work's.
  */
 
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define KMSG_COMPONENT "IPVS"
+#define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/slab.h>

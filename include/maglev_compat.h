@@ -56,10 +56,10 @@ void maglev_test_resched(void);
 /* Long fills (M up to 5000011) give the CPU up now and then. */
 static inline void maglev_cond_resched(void)
 {
+	cond_resched();
 #ifdef MAGLEV_RESCHED_TEST
 	maglev_test_resched();
 #endif
-	cond_resched();
 }
 
 #else /* userspace */

@@ -93,22 +93,49 @@
 #define KMSG_COMPONENT "IPVS"
 #define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
-#include <linux/kernel.h>
+#include <linux/array_size.h>
+#include <linux/atomic.h>
+#include <linux/cache.h>
+#include <linux/capability.h>
+#include <linux/compiler.h>
+#include <linux/container_of.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
 #include <linux/hex.h>
+#include <linux/in.h>
+#include <linux/init.h>
+#include <linux/jiffies.h>
+#include <linux/kstrtox.h>
+#include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/slab.h>
-#include <linux/string.h>
-#include <linux/sysfs.h>
-#include <linux/rcupdate.h>
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/printk.h>
 #include <linux/rculist.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/siphash.h>
 #include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/sprintf.h>
+#include <linux/string.h>
 #include <linux/sysctl.h>
-#include <linux/capability.h>
-#include <linux/memcontrol.h>
-#include <linux/sched/mm.h>
+#include <linux/sysfs.h>
+#include <linux/types.h>
+#include <linux/user_namespace.h>
+#include <linux/workqueue.h>
+
+#include <net/ip_vs.h>
+#include <net/net_namespace.h>
 
 #include "maglev_sched.h"
+#include "maglev_table.h"
 
 /* Rehashes tried by the fallback before it walks the destinations. */
 #define MAGLEV_FALLBACK_TRIES	4

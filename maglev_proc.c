@@ -9,14 +9,24 @@
 #define KMSG_COMPONENT "IPVS"
 #define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
-#include <linux/kernel.h>
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/list.h>
+#include <linux/minmax.h>
 #include <linux/proc_fs.h>
+#include <linux/rculist.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
-#include <linux/rculist.h>
 #include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include <net/ip_vs.h>
+#include <net/net_namespace.h>
 
 #include "maglev_sched.h"
+#include "maglev_table.h"
 
 /**
  * maglev_show_service() - one service's record in /proc/net/ip_vs_maglev

@@ -33,19 +33,27 @@
 #define KMSG_COMPONENT "IPVS"
 #define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
-#include <linux/kernel.h>
-#include <linux/slab.h>
-#include <linux/mm.h>
+#include <linux/array_size.h>
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/container_of.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
 #include <linux/hash.h>
-#include <linux/sort.h>
-#include <linux/string.h>
-#include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/minmax.h>
 #include <linux/refcount.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/types.h>
 #include <linux/workqueue.h>
 
 #include "maglev_sched.h"
+#include "maglev_table.h"
 
 /**
  * maglev_cache_alloc() - a namespace's empty table cache

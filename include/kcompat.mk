@@ -13,9 +13,15 @@ endif
 ifeq ($(call maglev-has,include/net/net_namespace.h,register_net_sysctl_sz),y)
 ccflags-y += -DMAGLEV_HAVE_SYSCTL_SZ
 endif
-# <linux/hex.h> (hex2bin, bin2hex) was split out of <linux/kernel.h> after
-# 6.1; 7.x's <linux/kernel.h> no longer includes it. Older trees get
-# include/compat/linux/hex.h, which includes <linux/kernel.h>.
-ifeq ($(wildcard $(srctree)/include/linux/hex.h),)
+# Headers split out of <linux/kernel.h> after 6.1, which the sources include
+# for what they use rather than counting on <linux/kernel.h> (7.x's no
+# longer includes <linux/hex.h>): <linux/hex.h> (hex2bin, bin2hex) and
+# <linux/sprintf.h> (snprintf, scnprintf), missing on 6.1, and
+# <linux/array_size.h> (ARRAY_SIZE), missing on 6.1.y before 6.1.159. A tree
+# without one of them gets include/compat/ on the include path, whose
+# linux/NAME.h includes <linux/kernel.h>; Kbuild searches the tree's own
+# include directories first, so the headers the tree has are its own.
+maglev-split-h := linux/hex.h linux/sprintf.h linux/array_size.h
+ifneq ($(strip $(foreach h,$(maglev-split-h),$(if $(wildcard $(srctree)/include/$(h)),,$(h)))),)
 ccflags-y += -I$(src)/include/compat
 endif

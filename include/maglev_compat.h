@@ -11,16 +11,19 @@
 
 #ifdef __KERNEL__
 
-#include <linux/types.h>
-#include <linux/errno.h>
-#include <linux/kernel.h>
-#include <linux/math64.h>
-#include <linux/string.h>
 #include <linux/bug.h>
-#include <asm/byteorder.h>
-#include <linux/sort.h>
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/limits.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/siphash.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+#include <linux/types.h>
+
+#include <asm/byteorder.h>
 
 static inline void maglev_sort(void *base, size_t num, size_t size,
 			       int (*cmp)(const void *, const void *))

@@ -9,20 +9,26 @@
 #ifndef _MAGLEV_SCHED_H
 #define _MAGLEV_SCHED_H
 
-#include <linux/types.h>
-#include <linux/list.h>
-#include <linux/mutex.h>
-#include <linux/spinlock.h>
-#include <linux/refcount.h>
-#include <linux/rcupdate.h>
-#include <linux/workqueue.h>
-#include <linux/siphash.h>
 #include <linux/gfp.h>
-#include <net/net_namespace.h>
-#include <net/netns/generic.h>
+#include <linux/jiffies.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/siphash.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
 #include <net/ip_vs.h>
+#include <net/netns/generic.h>
 
 #include "maglev_table.h"
+
+struct ctl_table;
+struct ctl_table_header;
+struct mem_cgroup;
+struct net;
+struct seq_file;
+union nf_inet_addr;
 
 #define MAGLEV_F_FALLBACK	IP_VS_SVC_F_SCHED1
 #define MAGLEV_F_PORT		IP_VS_SVC_F_SCHED2

@@ -8,9 +8,39 @@
  * includes this file at its end when built with MAGLEV_KUNIT=1 (see
  * Kbuild), so its static functions are in reach.
  */
+#include <kunit/resource.h>
 #include <kunit/test.h>
+
+#include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/in.h>
 #include <linux/inet.h>
+#include <linux/jiffies.h>
+#include <linux/limits.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/seq_file.h>
+#include <linux/siphash.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/sprintf.h>
+#include <linux/string.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include <asm/bitsperlong.h>
+#include <asm/byteorder.h>
+#include <asm/page.h>
+
+#include <net/ip_vs.h>
+
+#include "maglev_sched.h"
+#include "maglev_table.h"
 
 static void maglev_test_kfree(void *p)
 {

@@ -3,14 +3,25 @@
  * KUnit suite "maglev_table": the Maglev fill of maglev_table.c, run inside
  * the kernel it is built for.
  */
+#include <kunit/resource.h>
 #include <kunit/test.h>
-#include <linux/slab.h>
-#include <linux/mm.h>
+
+#include <linux/array_size.h>
 #include <linux/bitmap.h>
+#include <linux/bitops.h>
 #include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/limits.h>
+#include <linux/math.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/sprintf.h>
+#include <linux/string.h>
 #include <linux/time64.h>
 #include <linux/timekeeping.h>
+#include <linux/types.h>
 
 #include "maglev_table.h"
 

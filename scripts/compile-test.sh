@@ -8,7 +8,7 @@
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol, and against the 6.1 headers rewritten to the
-# form of stable releases before dest->cflags.
+# form of stable releases before dest->cflags and <linux/array_size.h>.
 # Any compiler or modpost warning about our files is a failure. The stock
 # headers come from the cache (stock_headers in lib.sh), not /usr/src.
 # Logs: build/check/compile/.
@@ -156,13 +156,14 @@ for series in 6.1 6.12; do
 	fi
 done
 # Stable 6.1.y and 6.6.y releases before the dest->cflags backport kept
-# the availability bit in dest->flags (IP_VS_DEST_F_AVAILABLE); the
-# current 6.1 headers rewritten to that form build the other side of
-# include/kcompat.mk. Hard links, and sed -i writes new files, so the
-# cached headers stay as they are.
+# the availability bit in dest->flags (IP_VS_DEST_F_AVAILABLE), and 6.1.y
+# before 6.1.159 had no <linux/array_size.h> (ARRAY_SIZE() was defined in
+# <linux/kernel.h>); the current 6.1 headers rewritten to that form build
+# the other side of include/kcompat.mk. Hard links, and sed -i writes new
+# files, so the cached headers stay as they are.
 # pre_cflags_tree KDIR VER: print the rewritten tree's build directory.
 pre_cflags_tree() {
-	local kdir=$1 ver=$2 root dir h
+	local kdir=$1 ver=$2 root dir h k
 	root=${kdir%%/usr/src/*}
 	dir="$w/pre-cflags"
 	rm -rf "$dir"
@@ -175,6 +176,14 @@ pre_cflags_tree() {
 	sed -i -e '/unsigned long[[:space:]]*cflags;/d' \
 		-e 's/IP_VS_DEST_CF_AVAILABLE/IP_VS_DEST_F_AVAILABLE/' "$h" || return 1
 	! grep -q cflags "$h" || return 1
+	k=$(find "$dir/root/usr/src" -path '*/include/linux/kernel.h' | head -n 1)
+	[ -n "$k" ] && [ -f "${k%/*}/array_size.h" ] || return 1
+	rm "${k%/*}/array_size.h"
+	sed -i '/^#include <linux\/array_size.h>$/d' "${k%/*}/string.h" || return 1
+	sed -i 's|^#include <linux/array_size.h>$|#define ARRAY_SIZE(arr) (sizeof(arr) / sizeof((arr)[0]) + __must_be_array(arr))|' \
+		"$k" || return 1
+	grep -q '^#define ARRAY_SIZE' "$k" || return 1
+	! grep -rqs 'linux/array_size\.h' "$dir/root/usr/src" || return 1
 	echo "$dir/root/usr/src/linux-headers-$ver"
 }
 
@@ -185,6 +194,12 @@ if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
 		fail "compile $STOCK_VER-pre-cflags: Kbuild still saw dest->cflags"
 	else
 		pass "compile $STOCK_VER-pre-cflags: built with dest->flags (no cflags)"
+	fi
+	if grep -q 'include/compat/linux/array_size\.h' \
+		"$w/src-$STOCK_VER-pre-cflags/.maglev_main.o.cmd" 2>/dev/null; then
+		pass "compile $STOCK_VER-pre-cflags: ARRAY_SIZE() through include/compat/linux/array_size.h"
+	else
+		fail "compile $STOCK_VER-pre-cflags: include/compat/linux/array_size.h not used"
 	fi
 	rm -rf "$w/pre-cflags"
 else

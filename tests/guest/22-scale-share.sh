@@ -329,6 +329,9 @@ awk -v n="$SHARE_BUSY" 'BEGIN {
 	}
 }' >"$T/busy"
 run ip netns exec busy ipvsadm -R <"$T/busy"
+# Until their hold-offs end, busy's builds are timers, not queued work;
+# after this wait they are all due, ahead of the root namespace's change.
+sleep 2
 before=$(ip netns exec busy grep -c ' pending 1 ' $PROC)
 t0=$(now)
 run ipvsadm -A -u 10.78.0.1:53 -s maglev

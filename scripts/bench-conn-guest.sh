@@ -17,8 +17,8 @@
 # code side by side under the same emulator; make bench-host times the
 # same path on the host CPU.
 #
-# Environment: BENCH_ROUNDS (default 41), BENCH_BATCH (calls per batch,
-# default 2048), KSOURCE (6.12, the default, or newest: the newest Linux
+# Environment: BENCH_ROUNDS (default 101), BENCH_BATCH (calls per batch,
+# default 4096), KSOURCE (6.12, the default, or newest: the newest Linux
 # Debian ships, as scripts/build-kernel.sh), QEMU_TIMEOUT (default 900 s).
 # Logs: build/check/bench-conn-guest/ (bench-conn-guest-newest/).
 set -eu
@@ -27,8 +27,8 @@ set -eu
 KFLAVOUR=default
 export KFLAVOUR
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-900}
-ROUNDS=${BENCH_ROUNDS:-41}
-BATCH=${BENCH_BATCH:-2048}
+ROUNDS=${BENCH_ROUNDS:-101}
+BATCH=${BENCH_BATCH:-4096}
 case $ROUNDS$BATCH in ''|*[!0-9]*)
 	die "BENCH_ROUNDS and BENCH_BATCH must be numbers" ;;
 esac

@@ -18,8 +18,8 @@
 PROC=/proc/net/ip_vs_maglev
 DBG=/sys/kernel/debug/ip_vs_connbench
 KO=/maglev/connbench/ip_vs_connbench.ko
-ROUNDS=41
-BATCH=2048
+ROUNDS=101
+BATCH=4096
 T=/tmp/connbench
 mkdir -p "$T"
 

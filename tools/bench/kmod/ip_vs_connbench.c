@@ -65,8 +65,8 @@
 #define CB_MAX_CASES	(CB_MAX_SVC / 2)
 /* Distinct clients cycled through; a power of two. */
 #define CB_KEYS		16384
-#define CB_ROUNDS	41
-#define CB_BATCH	2048
+#define CB_ROUNDS	101
+#define CB_BATCH	4096
 #define CB_MAX_ROUNDS	1001
 #define CB_MAX_BATCH	(1024 * 1024)
 #define CB_OUT_SIZE	8192

@@ -23,7 +23,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Iinclude -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-old bench-guest bench-sync bench-scale \
+.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-old bench-guest bench-conn-guest bench-sync bench-scale \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -129,6 +129,12 @@ compare:
 bench-guest:
 	scripts/bench-guest.sh
 
+# Per new connection: each service's own schedule(), the kernel's mh and
+# maglev side by side, four key kinds, in one QEMU boot (TCG); the
+# benchmark module is tools/bench/kmod/, loaded only in the guest.
+bench-conn-guest:
+	scripts/bench-conn-guest.sh
+
 # A kube-proxy-like set at scale (BENCH_SERVICES virtual services, 4000)
 # in one QEMU boot: memory per service against rr and mh, and the time and
 # table builds of one endpoint removed from every group at once.
@@ -192,6 +198,8 @@ help:
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'
 	@echo '  make bench-guest rebuild and add-1000-servers times, maglev and ip_vs_mh, in QEMU'
+	@echo '  make bench-conn-guest per new connection, maglev against the kernel'"'"'s mh,'
+	@echo '                  4 key kinds, in QEMU (TCG: ratios, not absolute ns)'
 	@echo '  make bench-sync IPVS connection sync in a 3-LB fleet in QEMU: broken connections'
 	@echo '                  with and without sync, sync traffic and CPU per connection'
 	@echo '  make bench-scale kube-proxy-like set (4000 services): memory vs rr and mh, mass change, in QEMU'

@@ -1,6 +1,7 @@
 #!/bin/bash
 # static-check.sh: the documentation checks of doc-check.sh, then
-# checkpatch.pl --strict on every module source file and sparse (C=2) on
+# checkpatch.pl --strict on every module source file (and the benchmark
+# module tools/bench/kmod/ip_vs_connbench.c) and sparse (C=2) on
 # the module with and without its KUnit suites (MAGLEV_KUNIT=1), using the
 # unpacked test kernel tree.
 # Each file's checkpatch and each sparse run is one check.
@@ -17,7 +18,8 @@ kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir static)
 
 cd "$TOP"
-files=(maglev_*.c include/*.h kunit/*.c tools/ring/ring_hash.[ch])
+files=(maglev_*.c include/*.h kunit/*.c tools/ring/ring_hash.[ch]
+       tools/bench/kmod/*.c)
 for f in "${files[@]}"; do
 	# The compat header's userspace side restates the kernel's
 	# siphash_key_t typedef.

@@ -20,7 +20,8 @@
 #                                        the newest (trixie-backports, sid)
 #                                        in QEMU
 #   dkms     scripts/dkms-test.sh        dkms build for stock 6.12
-#   keepalived scripts/stock-keepalived.sh keepalived, kube-proxy sequences
+#   keepalived scripts/stock-keepalived.sh keepalived (bookworm's, trixie's),
+#                                        kube-proxy sequences
 #                                        on the mh build, stock 6.12 in QEMU
 #   deb      scripts/deb-test.sh         make deb, DKMS build from the
 #                                        packages, load in stock 6.12
@@ -182,7 +183,7 @@ done
 # The kernels and distributions this run tested, by the PASS lines that
 # name their versions (docs/installing.md lists them).
 echo "=== platforms tested:"
-grep -h -E '^PASS: (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT)' \
+grep -h -E '^PASS: (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT|keepalived: [a-z]+.s keepalived )' \
 	"$w"/*.log 2>/dev/null | LC_ALL=C sort -u | sed 's/^PASS: /  /' || true
 
 if [ -s "$w/failures" ]; then

@@ -100,6 +100,94 @@ apt_real_pkg() {
 		sed -n '/^Reverse Provides:/,$p' | sed -n '2{s/ .*//;p;q}' | grep .
 }
 
+# suite_lib_closure SUITE PKG[=VER]: the library packages that PKG needs
+# to run, within the private configuration SUITE (papt_setup): its
+# Depends and Pre-Depends, and theirs in turn, each a real package
+# (apt_real_pkg, the first installable choice of an alternative), but
+# only libraries (Section libs, or a name lib*) and followed only
+# through those: what a root of its own needs to run PKG's programs, not
+# the rest of what installing it pulls in (iproute2, init-system-helpers,
+# perl, debconf). PKG itself first, then one name a line. Callers check
+# the result against the programs' DT_NEEDED (elf_needed_missing).
+suite_lib_closure() {
+	local suite=$1 seen=' ' queue=("$2") p rec deps dep alt name real
+	local -A known=()	# name -> real package, or '' if none
+	while [ ${#queue[@]} -gt 0 ]; do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
+		rec=$(papt "$suite" apt-cache show --no-all-versions "$p" \
+			2>/dev/null)
+		if [ "$p" != "$2" ]; then
+			case $p in
+			lib*) ;;
+			*) grep -qx 'Section: \(old\)\{0,1\}libs' <<<"$rec" ||
+				continue ;;
+			esac
+		fi
+		echo "${p%%=*}"
+		deps=$(sed -n 's/^\(Pre-\)\{0,1\}Depends: //p' <<<"$rec" |
+			tr ',' '\n' | sed 's/([^)]*)//g; s/:any//g; s/^ *//; s/ *$//' |
+			grep -v '^$' | LC_ALL=C sort -u)
+		while IFS= read -r dep; do
+			[ -n "$dep" ] || continue
+			IFS='|' read -ra alt <<<"$dep"
+			for name in "${alt[@]}"; do
+				name=${name// /}
+				if [ -z "${known[$name]+set}" ]; then
+					known[$name]=$(STOCK_SUITE=$suite \
+						apt_real_pkg "$name") || true
+				fi
+				real=${known[$name]}
+				[ -n "$real" ] || continue
+				case $seen in
+				*" $real "*) ;;
+				*) seen+="$real "; queue+=("$real") ;;
+				esac
+				break
+			done
+		done <<<"$deps"
+	done
+}
+
+# elf_needed ROOT FILE...: the libraries that FILE... (in ROOT) need to
+# run, looked up as the dynamic loader would, but in ROOT's library
+# directories (never this machine's): the DT_NEEDED entries of FILE...
+# and of the libraries they need in turn. Prints the path in ROOT of
+# each, one a line; logs the names not found in ROOT and returns 1 if
+# any. Reads the ELF headers only (readelf), runs nothing.
+elf_needed() {
+	local root=$1 queue=() seen=' ' f n d found lost=''
+	shift
+	queue=("$@")
+	while [ ${#queue[@]} -gt 0 ]; do
+		f=${queue[0]}
+		queue=("${queue[@]:1}")
+		for n in $(readelf -d "$f" 2>/dev/null |
+			   sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			case $seen in *" $n "*) continue ;; esac
+			seen+="$n "
+			found=
+			for d in lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu \
+				 lib64 usr/lib64 lib usr/lib; do
+				if [ -e "$root/$d/$n" ]; then
+					found=$root/$d/$n
+					break
+				fi
+			done
+			case $(readlink -f "$found") in
+			"$root"/*)
+				echo "$found"
+				queue+=("$(readlink -f "$found")") ;;
+			*)	lost+=" $n" ;;
+			esac
+		done
+	done
+	[ -z "$lost" ] || {
+		log "not in $root:$lost (needed by ${*#"$root"})"
+		return 1
+	}
+}
+
 # need_deb_depends DEPFILE: install (need_pkgs) the packages listed in
 # DEPFILE, as written by deb_depends, after checking that installing them
 # pulls in no linux-image package.
@@ -695,6 +783,9 @@ papt_dir() {
 
 # papt_opts SUITE: set the array PAPT to the apt options that point every
 # place apt reads or writes state at the private configuration SUITE.
+# apt's binary caches are kept there too, even where apt.conf.d turns them
+# off (as container images do): without them every apt-cache call parses
+# the package lists again (0.8 s instead of 0.2).
 # shellcheck disable=SC2034
 papt_opts() {
 	local d
@@ -708,6 +799,8 @@ papt_opts() {
 	      -o "Dir::State::status=$d/status"
 	      -o "Dir::State::extended_states=$d/state/extended_states"
 	      -o "Dir::Cache=$d/cache"
+	      -o "Dir::Cache::pkgcache=$d/cache/pkgcache.bin"
+	      -o "Dir::Cache::srcpkgcache=$d/cache/srcpkgcache.bin"
 	      -o "Dir::Cache::archives=$d/archives"
 	      -o "Dir::Log=$d/log"
 	      -o APT::Architecture=amd64

@@ -6,13 +6,18 @@
 # or the ip-vs-mh-maglev-dkms package leave it.  Nothing is loaded
 # beforehand but ip_vs and veth: IPVS autoloads the scheduler "mh".
 #
-# Part 1, keepalived (Debian's package, unchanged): a UDP virtual_server
+# Part 1, keepalived (Debian's package, unchanged), once for each line of
+# /maglev/keepalived.runs ("ROOT NAME": the keepalived of this machine's
+# release, in the initramfs itself, root "/", results "keepalived: ...";
+# trixie's, chrooted into /sysroot/trixie, a root of trixie's libraries,
+# results "keepalived trixie VERSION: ..."): a UDP virtual_server
 # with lb_algo mh and mh-port, real servers 10.1.I.1:80 in namespaces rsI
 # with TCP_CHECK against socat listeners and inhibit_on_failure.  Flows are
 # UDP datagrams from namespace "cl" (udpflows); which real server each flow
 # gets is read where its datagram arrives (a socat receiver per real
 # server), and between phases IPVS's connections are left to expire (UDP
-# timeout 2 s) so that the same flows are scheduled again.
+# timeout 2 s) so that the same flows are scheduled again. A reload adds
+# mh-fallback (flags 0x18), and lb_algo maglev falls back to wlc.
 # Part 2, kube-proxy's IPVS sequences replayed with ipvsadm (kube-proxy is
 # not available here): graceful termination and a rolling update on a
 # service with scheduler mh and flag-2 (0x10, what kube-proxy sets for mh).
@@ -60,15 +65,17 @@ no_conns() { [ -z "$(conns "$V" 80)" ]; }
 # phase NAME: let the previous phase's connections expire, send the same
 # flows again, and save "ADDR PORT DEST" per flow in $T/NAME.map, DEST being
 # the real server whose UDP receiver got the flow's datagram (what IPVS
-# chose, read where it arrived; a flow no receiver got is dropped).
+# chose, read where it arrived; a flow no receiver got is dropped). Its
+# results are named NAME, after KP (set by ka_run).
+KP=
 phase() {
-	wait_until "$1: connections of the previous phase expire" 20 no_conns
+	wait_until "$KP$1: connections of the previous phase expire" 20 no_conns
 	for _i in 1 2 3 4 5; do
 		: >"$T/rs$_i.udp"
 	done
 	# shellcheck disable=SC2046 # one argument per address
 	flows "$V" 80 1000 $NPORT $(cat "$T/addrs") >"$T/$1.flows" ||
-		fail "$1: udpflows could not send every flow"
+		fail "$KP$1: udpflows could not send every flow"
 	_nf=$(wc -l <"$T/$1.flows")
 	_n=150
 	while [ "$(cat "$T"/rs*.udp | grep -c 'received packet')" -lt "$_nf" ] &&
@@ -82,7 +89,7 @@ phase() {
 			print a[1], a[2], d }' "$T/rs$_i.udp"
 	done | sort >"$T/$1.map"
 	_nc=$(wc -l <"$T/$1.map")
-	expect_eq "$1: every one of the $_nf flows reached a real server (none dropped)" \
+	expect_eq "$KP$1: every one of the $_nf flows reached a real server (none dropped)" \
 		"$_nc" "$_nf"
 }
 
@@ -159,7 +166,10 @@ receiver() {
 		OPEN:/dev/null 2>>"$T/rs$1.udp" &
 }
 
-# ka_conf ALGO I...: keepalived.conf with the real servers 10.1.I.1:80.
+# ka_conf ALGO I...: keepalived.conf with the real servers 10.1.I.1:80;
+# for lb_algo mh, the scheduler flags in KA_FLAGS (default mh-port), each
+# on a line of its own after lb_algo (keepalived takes mh-port and
+# mh-fallback only once the scheduler is mh).
 ka_conf() {
 	_algo=$1
 	shift
@@ -170,7 +180,11 @@ ka_conf() {
 		echo "virtual_server $V 80 {"
 		echo '	delay_loop 1'
 		echo "	lb_algo $_algo"
-		[ "$_algo" = mh ] && echo '	mh-port'
+		if [ "$_algo" = mh ]; then
+			for _f in ${KA_FLAGS:-mh-port}; do
+				echo "	$_f"
+			done
+		fi
 		echo '	lb_kind NAT'
 		echo '	protocol UDP'
 		for _i in "$@"; do
@@ -189,8 +203,10 @@ ka_conf() {
 }
 
 # keepalived logs through syslog: busybox syslogd writes it to $KA_LOG.
+# KA_CMD: this run's keepalived (ka_run).
 ka_start() {
-	keepalived --check --dont-fork --log-detail \
+	# shellcheck disable=SC2086 # the command and its arguments
+	$KA_CMD --check --dont-fork --log-detail \
 		--use-file "$KA_CONF" --pid /run/keepalived.pid \
 		--checkers_pid /run/keepalived-check.pid >>"$KA_LOG.out" 2>&1 &
 	KA_PID=$!
@@ -206,6 +222,29 @@ ka_stop() {
 	wait "$KA_PID" 2>/dev/null
 }
 
+# ka_log: what keepalived logged in this run (ka_run), not the runs before.
+ka_log() { awk -v n="$KA_LOG0" 'NR > n' "$KA_LOG"; }
+
+# flags_are FLAGS: /proc shows the service with FLAGS, and is caught up.
+flags_are() { [ "$(svc_field "$S" flags 2>/dev/null)" = "$1" ] && caught_up; }
+
+# sysroot ROOT: make the root of another release ready to chroot into:
+# /proc, /sys, and the guest's /dev (syslogd's /dev/log), /tmp (the
+# configuration) and /run (the pid files) bound into it.
+sysroot() {
+	mount -t proc proc "$1/proc" &&
+		mount -t sysfs sysfs "$1/sys" &&
+		mount -o bind /dev "$1/dev" &&
+		mount -o bind /tmp "$1/tmp" &&
+		mount -o bind /run "$1/run"
+}
+
+sysroot_umount() {
+	for _m in run tmp dev sys proc; do
+		umount "$1/$_m" 2>/dev/null
+	done
+}
+
 # sim_cmds I...: maglev-sim commands for the real servers 10.1.I.1:80.
 sim_cmds() {
 	for _i in "$@"; do
@@ -213,7 +252,144 @@ sim_cmds() {
 	done
 }
 
-info "keepalived: $(keepalived --version 2>&1 | head -n 1)"
+# ka_run ROOT NAME: part 1 with the keepalived in ROOT ("/": the
+# initramfs's own; another root: chrooted there), results named NAME. Each
+# run leaves no service behind; a run in another root starts with no
+# ip_vs_mh loaded, as the first does, so that IPVS autoloads ours again.
+ka_run() {
+	K=$2
+	KA_CMD=keepalived
+	# Phases are named "base: ..." in the first run, as they always
+	# were, and after the keepalived in the others.
+	KP=
+	[ "$1" = / ] || KP="$K, "
+	KA_LOG0=0
+	[ -f "$KA_LOG" ] && KA_LOG0=$(wc -l <"$KA_LOG")
+	if [ "$1" != / ]; then
+		if grep -q '^ip_vs_mh ' /proc/modules; then
+			check "$K: rmmod ip_vs_mh (ours), left by the run before" \
+				rmmod ip_vs_mh
+		fi
+		check "$K: no ip_vs_mh is loaded before it starts" \
+			sh -c '! grep -q "^ip_vs_mh " /proc/modules'
+		if ! sysroot "$1"; then
+			fail "$K: mount /proc, /sys and bind /dev, /tmp, /run into $1"
+			return 1
+		fi
+		KA_CMD="chroot $1 /usr/sbin/keepalived"
+		_v=$($KA_CMD --version 2>&1 | head -n 1)
+		# shellcheck disable=SC2016 # expanded by sh -c
+		check "$K: runs in its root: $_v" \
+			sh -c 'echo "$1" | grep -q "^Keepalived v"' _ "$_v"
+	else
+		info "$K: $($KA_CMD --version 2>&1 | head -n 1)"
+	fi
+
+	# --- keepalived: lb_algo mh, mh-port ----------------------------------------
+	ka_conf mh 1 2 3 4
+	ka_start
+	wait_until "$K creates $S with 4 real servers" 30 nr_dests_is 4
+	ipvsadm -Ln
+	ipvsadm -Ln | grep -E "^UDP +$V:80 " | sed 's/^/# /'
+	check "$K: ipvsadm -Ln shows $S with scheduler mh" \
+		sh -c "ipvsadm -Ln | grep -Eq '^UDP +$V:80 +mh( |\$)'"
+	check "$K: IPVS autoloaded our ip_vs_mh (its /proc/net/ip_vs_maglev lists $S)" \
+		svc_listed "$S"
+	check "$K: the loaded ip_vs_mh is ours (updates/, /sys/module/ip_vs_mh/parameters/table_size)" \
+		[ -r /sys/module/ip_vs_mh/parameters/table_size ]
+	expect_eq "$K: $S has flags mh-port (0x10)" "$(svc_field "$S" flags)" 0x10
+	check "$K: ipvsadm -Ln shows the flag as mh-port" \
+		sh -c "ipvsadm -Ln | grep -Eq '^UDP +$V:80 +mh +\(mh-port\)'"
+	sim_cmds 1 2 3 4 >"$T/s4"
+	phase base
+	sim_check "$K: 4 real servers" "$T/s4" base
+	d_base=$(svc_field "$S" digest)
+	for i in 1 2 3 4; do
+		info "base: $(on base 10.1.$i.1:80) flows on 10.1.$i.1:80"
+	done
+
+	# Real server 2's listener goes away: TCP_CHECK fails, inhibit_on_failure
+	# sets its weight to 0 instead of removing it.
+	unlisten 2
+	wait_until "$K: 10.1.2.1:80 fails its TCP_CHECK and gets weight 0" 30 \
+		dest_is 10.1.2.1:80 0
+	ka_log | grep -E 'TCP connection to \[10\.1\.2\.1\].* failed|(Disabling|Removing) service \[10\.1\.2\.1\]' |
+		tail -n 2 | sed 's/^/# /'
+	phase down
+	r=$(on base 10.1.2.1:80)
+	m=$(moved base down)
+	o=$(moved_from_others base down 10.1.2.1:80)
+	info "$K, rs2 down: ${m% *} of 300 flows moved (rs2 had $r), $o of the other servers' flows moved"
+	expect_eq "$K, rs2 down: only rs2's flows moved" "${m% *}" "$r"
+	expect_eq "$K, rs2 down: no other server's flow moved" "$o" 0
+	expect_eq "$K, rs2 down: no flow on rs2" "$(on down 10.1.2.1:80)" 0
+	{ cat "$T/s4"; echo "WEIGHT 10.1.2.1:80 0"; } >"$T/s4d"
+	sim_check "$K, rs2 weight 0" "$T/s4d" down
+
+	# The listener comes back: weight 1 again, the previous table exactly.
+	listener 2
+	wait_until "$K: 10.1.2.1:80 passes its TCP_CHECK and gets weight 1 again" 30 \
+		dest_is 10.1.2.1:80 1
+	phase up
+	expect_eq "$K, rs2 back: the digest is the one from before" \
+		"$(svc_field "$S" digest)" "$d_base"
+	m=$(moved base up)
+	info "$K, rs2 back: ${m% *} of 300 flows differ from the base phase"
+	expect_eq "$K, rs2 back: every flow is on its base-phase server" "${m% *}" 0
+
+	# Reload (SIGHUP) with a fifth real server.
+	ka_conf mh 1 2 3 4 5
+	kill -HUP "$KA_PID"
+	wait_until "$K reload: $S gets the fifth real server" 30 nr_dests_is 5
+	sim_cmds 1 2 3 4 5 >"$T/s5"
+	phase five
+	sim_check "$K reload: 5 real servers" "$T/s5" five
+	m=$(moved base five 10.1.5.1:80)
+	tot=${m% *} new=${m#* }
+	info "$K reload +rs5: $tot of 300 flows moved ($((tot * 100 / 300))%, 1/5 = 20%), $new to rs5, $((tot - new)) between the 4 servers that stay"
+	# 300 flows, p = 1/5: 5 sigma is about 35 flows.
+	check "$K reload: about 1/5 of the flows moved ($tot of 300)" \
+		in_range "$tot" 25 95
+	check "$K reload: the moved flows went to rs5 but Maglev's small handover ($((tot - new)) <= 9)" \
+		in_range $((tot - new)) 0 9
+
+	# Reload with mh-fallback added: keepalived edits the service's flags
+	# (IP_VS_SO_SET_EDIT: flag-1 0x08 beside flag-2 0x10); the table stays.
+	d_five=$(svc_field "$S" digest)
+	KA_FLAGS='mh-port mh-fallback'
+	ka_conf mh 1 2 3 4 5
+	KA_FLAGS=
+	kill -HUP "$KA_PID"
+	wait_until "$K reload: mh-fallback reaches $S" 30 flags_are 0x18
+	expect_eq "$K reload: $S has flags mh-fallback and mh-port (0x18)" \
+		"$(svc_field "$S" flags)" 0x18
+	ipvsadm -Ln | grep -E "^UDP +$V:80 " | sed 's/^/# /'
+	check "$K reload: ipvsadm -Ln shows the flags as mh-fallback,mh-port" \
+		sh -c "ipvsadm -Ln | grep -Eq '^UDP +$V:80 +mh +\(mh-fallback,mh-port\)'"
+	expect_eq "$K reload: with mh-fallback the table is the one from before" \
+		"$(svc_field "$S" digest)" "$d_five"
+	check "$K still runs" kill -0 "$KA_PID"
+	ka_stop
+	wait_until "$K removes $S when it stops" 20 sh -c "! ipvsadm -Ln | grep -q '^UDP'"
+
+	# --- keepalived: lb_algo maglev is not a name it knows ------------------------
+	ka_conf maglev 1 2 3
+	ka_start
+	wait_until "$K (lb_algo maglev) creates $V:80 anyway" 30 \
+		sh -c "ipvsadm -Ln | grep -q '^UDP  *$V:80'"
+	line=$(ka_log | grep "Invalid lvs_scheduler" | tail -n 1)
+	info "$K log: $line"
+	check "$K: lb_algo maglev logs \"Invalid lvs_scheduler 'maglev' - ignoring\"" \
+		sh -c "echo \"\$1\" | grep -q \"Invalid lvs_scheduler 'maglev' - ignoring\"" _ "$line"
+	check "$K: ... and creates the service with wlc" \
+		sh -c "ipvsadm -Ln | grep -Eq '^UDP +$V:80 +wlc'"
+	ka_stop
+	run ipvsadm -C
+
+	[ "$1" = / ] || sysroot_umount "$1"
+	KP=
+}
+
 check "two CPUs" [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ]
 check "the in-tree ip_vs_mh is not loaded yet" \
 	sh -c '! grep -q "^ip_vs_mh " /proc/modules'
@@ -239,88 +415,9 @@ wait_until "the real servers' UDP receivers listen" 30 receivers_up
 # expired: UDP timeout 2 s.
 run ipvsadm --set 0 0 2
 
-# --- keepalived: lb_algo mh, mh-port ----------------------------------------
-ka_conf mh 1 2 3 4
-ka_start
-wait_until "keepalived creates $S with 4 real servers" 30 nr_dests_is 4
-ipvsadm -Ln
-ipvsadm -Ln | grep -E "^UDP +$V:80 " | sed 's/^/# /'
-check "keepalived: ipvsadm -Ln shows $S with scheduler mh" \
-	sh -c "ipvsadm -Ln | grep -Eq '^UDP +$V:80 +mh( |\$)'"
-check "keepalived: IPVS autoloaded our ip_vs_mh (its /proc/net/ip_vs_maglev lists $S)" \
-	svc_listed "$S"
-check "keepalived: the loaded ip_vs_mh is ours (updates/, /sys/module/ip_vs_mh/parameters/table_size)" \
-	[ -r /sys/module/ip_vs_mh/parameters/table_size ]
-expect_eq "keepalived: $S has flags mh-port (0x10)" "$(svc_field "$S" flags)" 0x10
-sim_cmds 1 2 3 4 >"$T/s4"
-phase base
-sim_check "keepalived: 4 real servers" "$T/s4" base
-d_base=$(svc_field "$S" digest)
-for i in 1 2 3 4; do
-	info "base: $(on base 10.1.$i.1:80) flows on 10.1.$i.1:80"
-done
-
-# Real server 2's listener goes away: TCP_CHECK fails, inhibit_on_failure
-# sets its weight to 0 instead of removing it.
-unlisten 2
-wait_until "keepalived: 10.1.2.1:80 fails its TCP_CHECK and gets weight 0" 30 \
-	dest_is 10.1.2.1:80 0
-grep -E 'TCP connection to \[10\.1\.2\.1\].* failed|(Disabling|Removing) service \[10\.1\.2\.1\]' \
-	"$KA_LOG" | tail -n 2 | sed 's/^/# /'
-phase down
-r=$(on base 10.1.2.1:80)
-m=$(moved base down)
-o=$(moved_from_others base down 10.1.2.1:80)
-info "keepalived, rs2 down: ${m% *} of 300 flows moved (rs2 had $r), $o of the other servers' flows moved"
-expect_eq "keepalived, rs2 down: only rs2's flows moved" "${m% *}" "$r"
-expect_eq "keepalived, rs2 down: no other server's flow moved" "$o" 0
-expect_eq "keepalived, rs2 down: no flow on rs2" "$(on down 10.1.2.1:80)" 0
-{ cat "$T/s4"; echo "WEIGHT 10.1.2.1:80 0"; } >"$T/s4d"
-sim_check "keepalived, rs2 weight 0" "$T/s4d" down
-
-# The listener comes back: weight 1 again, the previous table exactly.
-listener 2
-wait_until "keepalived: 10.1.2.1:80 passes its TCP_CHECK and gets weight 1 again" 30 \
-	dest_is 10.1.2.1:80 1
-phase up
-expect_eq "keepalived, rs2 back: the digest is the one from before" \
-	"$(svc_field "$S" digest)" "$d_base"
-m=$(moved base up)
-info "keepalived, rs2 back: ${m% *} of 300 flows differ from the base phase"
-expect_eq "keepalived, rs2 back: every flow is on its base-phase server" "${m% *}" 0
-
-# Reload (SIGHUP) with a fifth real server.
-ka_conf mh 1 2 3 4 5
-kill -HUP "$KA_PID"
-wait_until "keepalived reload: $S gets the fifth real server" 30 nr_dests_is 5
-sim_cmds 1 2 3 4 5 >"$T/s5"
-phase five
-sim_check "keepalived reload: 5 real servers" "$T/s5" five
-m=$(moved base five 10.1.5.1:80)
-tot=${m% *} new=${m#* }
-info "keepalived reload +rs5: $tot of 300 flows moved ($((tot * 100 / 300))%, 1/5 = 20%), $new to rs5, $((tot - new)) between the 4 servers that stay"
-# 300 flows, p = 1/5: 5 sigma is about 35 flows.
-check "keepalived reload: about 1/5 of the flows moved ($tot of 300)" \
-	in_range "$tot" 25 95
-check "keepalived reload: the moved flows went to rs5 but Maglev's small handover ($((tot - new)) <= 9)" \
-	in_range $((tot - new)) 0 9
-check "keepalived still runs" kill -0 "$KA_PID"
-ka_stop
-wait_until "keepalived removes $S when it stops" 20 sh -c "! ipvsadm -Ln | grep -q '^UDP'"
-
-# --- keepalived: lb_algo maglev is not a name it knows ------------------------
-ka_conf maglev 1 2 3
-ka_start
-wait_until "keepalived (lb_algo maglev) creates $V:80 anyway" 30 \
-	sh -c "ipvsadm -Ln | grep -q '^UDP  *$V:80'"
-line=$(grep "Invalid lvs_scheduler" "$KA_LOG" | tail -n 1)
-info "keepalived log: $line"
-check "keepalived: lb_algo maglev logs \"Invalid lvs_scheduler 'maglev' - ignoring\"" \
-	sh -c "echo \"\$1\" | grep -q \"Invalid lvs_scheduler 'maglev' - ignoring\"" _ "$line"
-check "keepalived: ... and creates the service with wlc" \
-	sh -c "ipvsadm -Ln | grep -Eq '^UDP +$V:80 +wlc'"
-ka_stop
-run ipvsadm -C
+while read -r root name; do
+	ka_run "$root" "$name" </dev/null
+done </maglev/keepalived.runs
 
 # --- kube-proxy's IPVS sequences, replayed with ipvsadm -----------------------
 # kube-proxy is not available here; these are the operations its IPVS

@@ -23,6 +23,7 @@
 # Logs: build/check/bench-conn-guest/ (bench-conn-guest-newest/).
 set -eu
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/vmlib.sh"
 
 KFLAVOUR=default
 export KFLAVOUR
@@ -56,18 +57,6 @@ cp "$TOP/tools/bench/kmod/connbench.sh" "$w/root/maglev/tests/"
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 
 log "booting the test kernel (TCG; this takes a few minutes)"
-rc=0
-"$TOP/scripts/qemu-run.sh" "$kdir/arch/x86/boot/bzImage" "$w/initramfs.cpio" \
-	"$w/console.log" "$w/results.log" maglev.job=test:connbench.sh \
-	"maglev.timeout=$((QEMU_TIMEOUT - 60))" "maglev.rounds=$ROUNDS" \
-	"maglev.batch=$BATCH" || rc=$?
-[ "$rc" -eq 124 ] && log "QEMU timed out after ${QEMU_TIMEOUT}s"
-
-echo "bench-conn-guest: host cpu:$(sed -n 's/^model name[^:]*:/ /p' /proc/cpuinfo | head -n 1)"
-tr -d '\r' <"$w/results.log" |
-	sed -n '/^@@ BEGIN/,/^@@ END/{/^@@ /d;/^PASS: /d;p}'
-if ! tr -d '\r' <"$w/results.log" | grep -q '^PASS: bench-conn-guest finished'; then
-	tr -d '\r' <"$w/results.log" | grep '^FAIL' || true
-	tr -d '\r' <"$w/console.log" | tail -n 20
-	die "the guest did not finish (logs: $w)"
-fi
+bench_boot "$w" "$kdir" connbench.sh "maglev.rounds=$ROUNDS" \
+	"maglev.batch=$BATCH"
+bench_report bench-conn-guest "$w" '^PASS: bench-conn-guest finished'

@@ -13,6 +13,7 @@
 # 900 s; TCG on a busy machine is slow). Logs: build/check/bench-guest/.
 set -eu
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/vmlib.sh"
 
 KFLAVOUR=default
 export KFLAVOUR
@@ -61,17 +62,5 @@ if grep -qw constant_tsc /proc/cpuinfo; then
 	[ -n "$khz" ] && [ "$khz" -gt 0 ] && tsc=("tsc_early_khz=$khz")
 fi
 log "booting the test kernel (TCG; this takes a few minutes)"
-rc=0
-"$TOP/scripts/qemu-run.sh" "$kdir/arch/x86/boot/bzImage" "$w/initramfs.cpio" \
-	"$w/console.log" "$w/results.log" maglev.job=test:rebuild.sh "${tsc[@]}" \
-	"maglev.timeout=$((QEMU_TIMEOUT - 60))" "maglev.n=$N" || rc=$?
-[ "$rc" -eq 124 ] && log "QEMU timed out after ${QEMU_TIMEOUT}s"
-
-echo "bench-guest: host cpu:$(sed -n 's/^model name[^:]*:/ /p' /proc/cpuinfo | head -n 1)"
-tr -d '\r' <"$w/results.log" |
-	sed -n '/^@@ BEGIN/,/^@@ END/{/^@@ /d;/^PASS: /d;p}'
-if ! tr -d '\r' <"$w/results.log" | grep -q '^PASS: bench-guest finished'; then
-	tr -d '\r' <"$w/results.log" | grep '^FAIL' || true
-	tr -d '\r' <"$w/console.log" | tail -n 20
-	die "the guest did not finish (logs: $w)"
-fi
+bench_boot "$w" "$kdir" rebuild.sh "${tsc[@]}" "maglev.n=$N"
+bench_report bench-guest "$w" '^PASS: bench-guest finished'

@@ -20,6 +20,7 @@
 # Logs: build/check/bench-scale/.
 set -eu
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/vmlib.sh"
 
 KFLAVOUR=default
 export KFLAVOUR
@@ -56,16 +57,5 @@ chmod +x "$w/root/maglev/tests/bench-scale.sh"
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 
 log "booting the test kernel with $S virtual services in groups of 4 (TCG; this takes a while)"
-rc=0
-"$TOP/scripts/qemu-run.sh" "$kdir/arch/x86/boot/bzImage" "$w/initramfs.cpio" \
-	"$w/console.log" "$w/results.log" maglev.job=test:bench-scale.sh \
-	"maglev.timeout=$((QEMU_TIMEOUT - 60))" || rc=$?
-[ "$rc" -eq 124 ] && log "QEMU timed out after ${QEMU_TIMEOUT}s"
-
-echo "bench-scale: host cpu:$(sed -n 's/^model name[^:]*:/ /p' /proc/cpuinfo | head -n 1)"
-tr -d '\r' <"$w/results.log" |
-	sed -n '/^@@ BEGIN/,/^@@ END/{/^@@ /d;/^PASS: /d;p}'
-if ! tr -d '\r' <"$w/results.log" | grep -q '^@@ END bench-scale.sh 0'; then
-	tr -d '\r' <"$w/console.log" | tail -n 20
-	die "the guest did not finish cleanly (logs: $w)"
-fi
+bench_boot "$w" "$kdir" bench-scale.sh
+bench_report bench-scale "$w" '^@@ END bench-scale.sh 0'

@@ -48,3 +48,33 @@ vm_boot() {
 	fi
 	echo "----"
 }
+
+# bench_boot W KDIR JOB [KERNEL ARGS...]: boot the test kernel in KDIR once
+# with W/initramfs.cpio to run the guest script JOB, for a benchmark:
+# console and results in W, no PASS/FAIL of its own (bench_report judges).
+bench_boot() {
+	local w=$1 kdir=$2 job=$3 rc=0
+	shift 3
+	"$TOP/scripts/qemu-run.sh" "$kdir/arch/x86/boot/bzImage" \
+		"$w/initramfs.cpio" "$w/console.log" "$w/results.log" \
+		"maglev.job=test:$job" "maglev.timeout=$((QEMU_TIMEOUT - 60))" \
+		"$@" || rc=$?
+	[ "$rc" -eq 124 ] && log "QEMU timed out after ${QEMU_TIMEOUT}s"
+	return 0
+}
+
+# bench_report NAME W DONE_RE: print the host's CPU and the figures the
+# guest wrote between its @@ BEGIN and @@ END lines (PASS lines left out);
+# unless a result line matches DONE_RE, print the failures and the
+# console's end and die.
+bench_report() {
+	local name=$1 w=$2 done_re=$3
+	echo "$name: host cpu:$(sed -n 's/^model name[^:]*:/ /p' /proc/cpuinfo | head -n 1)"
+	tr -d '\r' <"$w/results.log" |
+		sed -n '/^@@ BEGIN/,/^@@ END/{/^@@ /d;/^PASS: /d;p}'
+	if ! tr -d '\r' <"$w/results.log" | grep -q -- "$done_re"; then
+		tr -d '\r' <"$w/results.log" | grep '^FAIL' || true
+		tr -d '\r' <"$w/console.log" | tail -n 20
+		die "the guest did not finish (logs: $w)"
+	fi
+}

@@ -656,6 +656,48 @@ static void test_fill_matches_reference(void)
 	}
 }
 
+/*
+ * Every slot width (none for one backend, 1, 2, 4, 8, 16 bits): the packed
+ * table maglev_build() publishes, read back through the reference reading
+ * of the packed layout (unpack()), holds the owners of the reference fill
+ * for the offsets, skips and turns the build chose; at M under "auto" and
+ * at a fixed 65537, with unequal weights.
+ */
+static void test_packed_widths(void)
+{
+	static const u32 ns[] = { 1, 2, 3, 4, 5, 16, 17, 256, 257, 1000 };
+	u32 k, round, i;
+
+	for (k = 0; k < ARRAY_SIZE(ns); k++) {
+		for (round = 0; round < 2; round++) {
+			u32 n = ns[k];
+			u32 m = round ? 65537 : maglev_auto_size(n);
+			u32 filled;
+			u16 *ref;
+			struct set s;
+
+			set_init(&s, m, n);
+			for (i = 0; i < n; i++) {
+				name_ip(&s.b[i], i * 7919 + k);
+				s.b[i].weight = 1 + (i * 31 + round) % 4;
+			}
+			shuffle(s.b, n);
+			check(build(&s) == 0, "N %u M %u: build", n, m);
+			check(s.t->width == maglev_ref_width(n),
+			      "N %u M %u: width %u, want %u", n, m, s.t->width,
+			      maglev_ref_width(n));
+			ref = xmalloc((size_t)m * sizeof(u16));
+			filled = maglev_ref_fill(ref, m, s.b, n);
+			check(filled == m && s.t->nr_filled == m &&
+			      !memcmp(s.own, ref, (size_t)m * sizeof(u16)),
+			      "N %u M %u width %u: packed owners differ from the reference fill",
+			      n, m, s.t->width);
+			free(ref);
+			set_free(&s);
+		}
+	}
+}
+
 /* maglev_format_name() of @addr as glibc formats it for "ipvsadm -Ln". */
 static void name_vs_glibc(const u8 *addr, u32 alen, u16 port, char *want,
 			  size_t wlen)
@@ -983,6 +1025,8 @@ int main(void)
 	run("digest", test_digest);
 	run("fill matches reference on random cases",
 	    test_fill_matches_reference);
+	run("every slot width against the reference fill",
+	    test_packed_widths);
 	run("name formatter: edge cases", test_format_name_edges);
 	run("name formatter: random addresses vs inet_ntop",
 	    test_format_name_random);

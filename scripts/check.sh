@@ -11,9 +11,10 @@
 #                                        docs/), checkpatch --strict, sparse
 #   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
 #   vm       scripts/vm-test.sh          KUnit and tests/guest/ in QEMU
-#   vm-nosysctl scripts/vm-test.sh       KUnit and the guest tests marked
-#                                        "# nosysctl-kernel: yes" on
-#                                        KFLAVOUR=nosysctl (CONFIG_SYSCTL=n)
+#   vm-nosysctl scripts/vm-test.sh       W=1 build, KUnit and the guest
+#                                        tests marked "# nosysctl-kernel:
+#                                        yes" on KFLAVOUR=nosysctl
+#                                        (CONFIG_SYSCTL=n)
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
 #                                        lockdep, kmemleak, failslab)
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels and
@@ -36,8 +37,9 @@
 #                                        kernel, KUnit and guest tests
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
-# vm-debug and newest run beside the other steps (CHECK_SERIAL=1: in
-# their turn; CHECK_BG="vm-debug newest fresh" picks the steps that do).
+# vm-debug, newest and vm-nosysctl run beside the other steps
+# (CHECK_SERIAL=1: in their turn; CHECK_BG="vm-debug newest" picks the
+# steps that do).
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
 # docs/testing.md says what each step proves.
 set -eu
@@ -127,14 +129,15 @@ for step in $STEPS; do
 	step_cmd "$step" >/dev/null || die "unknown step '$step'"
 done
 
-# vm-debug (the debug kernel's guests, the longest step) and newest (the
-# newest Linux's kernel and guests) run beside the others, started first:
-# their guests wait on timers and hold-offs much of the time, when the
-# other steps use the CPUs. CHECK_SERIAL=1 runs them in their turn
-# instead. Their output is shown when they end.
+# vm-debug (the debug kernel's guests, the longest step), newest (the
+# newest Linux's kernel and guests) and vm-nosysctl (a kernel of its own)
+# run beside the others, started first: from nothing their kernels build
+# while the other steps run, and their guests wait on timers and hold-offs
+# much of the time, when the other steps use the CPUs. CHECK_SERIAL=1 runs
+# them in their turn instead. Their output is shown when they end.
 bg=' '
 declare -A bgpid=()
-for step in ${CHECK_BG:-vm-debug newest}; do
+for step in ${CHECK_BG:-vm-debug newest vm-nosysctl}; do
 	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
 		continue
 	fi

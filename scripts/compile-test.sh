@@ -3,52 +3,21 @@
 # 6.1 and 6.12 cloud headers, and it with and without its KUnit suites
 # (MAGLEV_KUNIT=1) against the test kernel (the stock kernels lack
 # CONFIG_KUNIT), against the test kernel rewritten to the form before
-# dest->cflags, against the test kernel without sysctl support
-# (KFLAVOUR=nosysctl), and against a 32-bit x86
+# dest->cflags, and against a 32-bit x86
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol, and against the 6.1 headers rewritten to the
 # form of stable releases before dest->cflags and <linux/array_size.h>.
 # Any compiler or modpost warning about our files is a failure. The stock
 # headers come from the cache (stock_headers in lib.sh), not /usr/src.
+# The test kernel without sysctl support is compiled against in the
+# vm-nosysctl step, which builds that kernel beside the other steps.
 # Logs: build/check/compile/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 need_pkgs "${BUILD_PKGS[@]}"
 w=$(work_dir compile)
-
-# compile NAME KDIR [ARCH]
-compile() {
-	local name=$1 kdir=$2 arch=${3:-} src="$w/src-$1" log="$w/$1.log" m
-	stage_sources "$src"
-	if [ ! -f "$src/Kbuild" ]; then
-		fail "compile $name: module sources missing (no Kbuild)"
-		return
-	fi
-	: >"$log"
-	for kunit in '' MAGLEV_KUNIT=1; do
-		# The KUnit suites need a kernel with CONFIG_KUNIT.
-		[ -n "$kunit" ] &&
-			! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf" &&
-			continue
-		make -C "$kdir" ${arch:+ARCH=$arch} M="$src" clean >/dev/null 2>&1 ||
-			true
-		# shellcheck disable=SC2086 # kunit is one word or none
-		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$src" W=1 $kunit \
-			modules >>"$log" 2>&1; then
-			fail "compile $name: build failed${kunit:+ with $kunit} (see $log)"
-			grep -iE 'error|warning' "$log" | head -n 20
-			return
-		fi
-	done
-	if { grep -E ': (warning|error):' "$log" | grep -F "$src/";
-	     grep 'WARNING: modpost:' "$log"; } | sed "s|$src/||g" | grep .; then
-		fail "compile $name: W=1 warnings (see $log)"
-	else
-		pass "compile $name: W=1 clean"
-	fi
-}
 
 # The 32-bit tree: tinyconfig plus what the module needs, for ARCH=i386.
 I386_RECIPE=1
@@ -150,7 +119,7 @@ i386_tree() {
 # (stock_headers in lib.sh).
 for series in 6.1 6.12; do
 	if stock_headers "$series"; then
-		compile "$STOCK_VER" "$STOCK_KDIR"
+		compile_check "$STOCK_VER" "$STOCK_KDIR"
 	else
 		fail "compile: get the headers of Debian's $series cloud kernel"
 	fi
@@ -188,7 +157,7 @@ pre_cflags_tree() {
 }
 
 if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
-	compile "$STOCK_VER-pre-cflags" "$kdir"
+	compile_check "$STOCK_VER-pre-cflags" "$kdir"
 	if grep -q -- -DMAGLEV_HAVE_DEST_CFLAGS \
 		"$w/src-$STOCK_VER-pre-cflags/.maglev_main.o.cmd" 2>/dev/null; then
 		fail "compile $STOCK_VER-pre-cflags: Kbuild still saw dest->cflags"
@@ -206,7 +175,7 @@ else
 	fail "compile: rewrite the 6.1 headers to the form before dest->cflags"
 fi
 kdir=$("$TOP/scripts/build-kernel.sh")
-compile test-kernel "$kdir"
+compile_check test-kernel "$kdir"
 # The KUnit suites against the form before dest->cflags: the stock headers
 # have no CONFIG_KUNIT, so the test kernel's tree is rewritten the same
 # way (hard links; only include/net/ip_vs.h is a new file).
@@ -224,7 +193,7 @@ pre_cflags_kernel_tree() {
 	echo "$dir/linux"
 }
 if kdir=$(pre_cflags_kernel_tree "$kdir"); then
-	compile test-kernel-pre-cflags "$kdir"
+	compile_check test-kernel-pre-cflags "$kdir"
 	if grep -q -- -DMAGLEV_HAVE_DEST_CFLAGS \
 		"$w/src-test-kernel-pre-cflags/kunit/.maglev_table_test.o.cmd" 2>/dev/null ||
 	   [ ! -f "$w/src-test-kernel-pre-cflags/kunit/.maglev_table_test.o.cmd" ]; then
@@ -236,19 +205,8 @@ if kdir=$(pre_cflags_kernel_tree "$kdir"); then
 else
 	fail "compile: rewrite the test kernel's ip_vs.h to the form before dest->cflags"
 fi
-# A kernel without sysctl support (kconfig/nosysctl.config): the sysctl
-# code is left out and the module builds, with and without KUnit.
-if kdir=$(KFLAVOUR=nosysctl "$TOP/scripts/build-kernel.sh"); then
-	if grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
-		fail "compile nosysctl: the nosysctl kernel has CONFIG_SYSCTL"
-	else
-		compile nosysctl "$kdir"
-	fi
-else
-	fail "compile nosysctl: cannot build the kernel of KFLAVOUR=nosysctl"
-fi
 if kdir=$(i386_tree); then
-	compile i386 "$kdir" i386
+	compile_check i386 "$kdir" i386
 else
 	fail "compile i386: cannot prepare a 32-bit x86 tree from linux-source-6.12"
 fi

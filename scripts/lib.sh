@@ -703,6 +703,43 @@ stage_sources() {
 	done
 }
 
+# compile_check NAME KDIR [ARCH]: build the module with W=1 against KDIR
+# (ARCH for a cross tree), with and without its KUnit suites where KDIR has
+# CONFIG_KUNIT, in $w/src-NAME ($w: the caller's work directory); PASS or
+# FAIL "compile NAME: ...". Any compiler or modpost warning about our
+# files fails.
+# shellcheck disable=SC2154 # w: the caller's work directory
+compile_check() {
+	local name=$1 kdir=$2 arch=${3:-} src="$w/src-$1" log="$w/$1.log" m
+	stage_sources "$src"
+	if [ ! -f "$src/Kbuild" ]; then
+		fail "compile $name: module sources missing (no Kbuild)"
+		return
+	fi
+	: >"$log"
+	for kunit in '' MAGLEV_KUNIT=1; do
+		# The KUnit suites need a kernel with CONFIG_KUNIT.
+		[ -n "$kunit" ] &&
+			! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf" &&
+			continue
+		make -C "$kdir" ${arch:+ARCH=$arch} M="$src" clean >/dev/null 2>&1 ||
+			true
+		# shellcheck disable=SC2086 # kunit is one word or none
+		if ! make -C "$kdir" ${arch:+ARCH=$arch} M="$src" W=1 $kunit \
+			modules >>"$log" 2>&1; then
+			fail "compile $name: build failed${kunit:+ with $kunit} (see $log)"
+			grep -iE 'error|warning' "$log" | head -n 20
+			return
+		fi
+	done
+	if { grep -E ': (warning|error):' "$log" | grep -F "$src/";
+	     grep 'WARNING: modpost:' "$log"; } | sed "s|$src/||g" | grep .; then
+		fail "compile $name: W=1 warnings (see $log)"
+	else
+		pass "compile $name: W=1 clean"
+	fi
+}
+
 # Work directory for logs and builds: build/check/ in the tree.
 work_dir() {
 	mkdir -p "$TOP/build/check/$1"

@@ -65,6 +65,18 @@ else
 	built=0
 fi
 
+# The kernel without sysctl support (kconfig/nosysctl.config), built for
+# this step beside the others: the sysctl code is left out and the module
+# builds W=1 clean there, with and without KUnit, as the compile step checks
+# on the other trees.
+if [ "$KFLAVOUR" = nosysctl ]; then
+	if grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
+		fail "compile nosysctl: the nosysctl kernel has CONFIG_SYSCTL"
+	else
+		compile_check nosysctl "$kdir"
+	fi
+fi
+
 # The KUnit suites are built into the module itself (MAGLEV_KUNIT=1, see
 # Kbuild): the KUnit boot loads that one module, so exactly one "maglev"
 # scheduler is registered while they run.

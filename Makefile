@@ -100,7 +100,7 @@ endif
 BENCH_KSRC	:= maglev_table.c tools/bench/mh_port.c tests/maglev_ref.c tools/siphash.c \
 		   tools/bench/maglev_sched_port.c
 
-$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tools/bench/maglev_sched_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
+$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tools/bench/bench_time.h tools/bench/maglev_sched_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_table.o maglev_table.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/bench/mh_port.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c

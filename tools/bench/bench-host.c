@@ -45,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "maglev_table.h"
 #include "maglev_ref.h"
 #include "maglev_sched_port.h"
@@ -71,22 +72,12 @@ static u64 sink;
 
 static u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
+	return bench_ns(CLOCK_MONOTONIC);
 }
 
 static u64 median(u64 *v, unsigned int n)
 {
-	qsort(v, n, sizeof(*v), cmp_u64);
+	qsort(v, n, sizeof(*v), bench_cmp_u64);
 	return v[n / 2];
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "maglev_table.h"
 
 #define RUNS	31
@@ -34,17 +35,7 @@ size_t old_maglev_work_bytes(u32 size, u32 nr_backends);
 
 static u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
+	return bench_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void *xmalloc(size_t n)
@@ -108,9 +99,9 @@ int main(int argc, char **argv)
 		}
 		ratio[r] = tn[r] * 1000 / (to[r] ? to[r] : 1);
 	}
-	qsort(tn, RUNS, sizeof(tn[0]), cmp_u64);
-	qsort(to, RUNS, sizeof(to[0]), cmp_u64);
-	qsort(ratio, RUNS, sizeof(ratio[0]), cmp_u64);
+	qsort(tn, RUNS, sizeof(tn[0]), bench_cmp_u64);
+	qsort(to, RUNS, sizeof(to[0]), bench_cmp_u64);
+	qsort(ratio, RUNS, sizeof(ratio[0]), bench_cmp_u64);
 	printf("maglev_build() M %u N %u%s, %d interleaved rounds: new %.3f ms, old (16-bit slots) %.3f ms; new/old median %.3f [q1 %.3f, q3 %.3f]; digests equal\n",
 	       m, n, drain ? ", one draining" : "", RUNS, tn[RUNS / 2] / 1e6,
 	       to[RUNS / 2] / 1e6, ratio[RUNS / 2] / 1000.0,

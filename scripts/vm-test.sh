@@ -110,7 +110,7 @@ fi
 # separated by spaces: "01-* 02-*").
 # Without it, the debug kernel runs the tests whose header says
 # "# debug-kernel: yes" (the stress, failure-injection, teardown, unload,
-# scale, memory and hardening tests; docs/testing.md), the default
+# scale, hardening and shared-table tests; docs/testing.md), the default
 # kernel all of them.
 read -ra globs <<<"${GUEST_TESTS:-[0-9]*}"
 for g in "${globs[@]}"; do

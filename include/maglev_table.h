@@ -193,7 +193,7 @@
  * MAGLEV_RESCHED_STEPS steps of work, a step being one probe of a fill or
  * one slot of a loop over the table; one claim of the fill's tail counts
  * its up to MAGLEV_TAIL_SLOTS steps at once, so no stretch exceeds
- * MAGLEV_RESCHED_STEPS + MAGLEV_TAIL_SLOTS steps.  About 0.1 ms.  The
+ * MAGLEV_RESCHED_STEPS + MAGLEV_TAIL_SLOTS steps.  About 0.2 ms.  The
  * functions that loop over a table (maglev_fill(), maglev_build(),
  * maglev_digest(), maglev_churn()) also end at a reschedule point, so that
  * the stretches of two calls in a row do not add up.

@@ -48,7 +48,7 @@ set -eu
 STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepalived deb fresh vm-debug newest}
 
 run_start=$(date +%s)
-declare -A took=()
+declare -A took=() cpu_took=()
 boot_before=$(boot_state)
 
 need_pkgs "${CHECK_PKGS[@]}"
@@ -88,9 +88,10 @@ step_flavour() {
 # run_step STEP: run it with its output in $w/STEP.log (and on stdout
 # unless BG), then record its wall time in $w/STEP.time.
 run_step() {
-	local step=$1 cmd log=$w/$1.log start rc=0
+	local step=$1 cmd log=$w/$1.log start rc=0 cpu end
 	cmd=$(step_cmd "$step")
 	start=$(date +%s)
+	children_cpu cpu
 	if [ ! -x "$cmd" ]; then
 		echo "FAIL: $step: ${cmd#"$TOP/"} missing" >"$log"
 		rc=1
@@ -102,13 +103,14 @@ run_step() {
 			tee "$log"
 		rc=${PIPESTATUS[0]}
 	fi
-	echo "$rc $(( $(date +%s) - start ))" >"$w/$step.time"
+	children_cpu end
+	echo "$rc $(( $(date +%s) - start )) $(( end - cpu ))" >"$w/$step.time"
 }
 
 # count_step STEP: add its result lines to the totals.
 count_step() {
-	local step=$1 log=$w/$1.log last p=0 f=0 rc t
-	read -r rc t <"$w/$step.time"
+	local step=$1 log=$w/$1.log last p=0 f=0 rc t c
+	read -r rc t c <"$w/$step.time"
 	last=$(tail -n 1 "$log")
 	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
 		p=${BASH_REMATCH[1]}
@@ -122,7 +124,8 @@ count_step() {
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	took[$step]=$t
-	echo "=== $step: $p passed, $f failed in ${t}s"
+	cpu_took[$step]=$c
+	echo "=== $step: $p passed, $f failed in ${t}s, ${c}s of CPU"
 }
 
 for step in $STEPS; do
@@ -176,11 +179,13 @@ fi
 
 # Wall time of each step and its share of the run.
 all=$(( $(date +%s) - run_start ))
-echo "=== times: $((all / 60)) min $((all % 60)) s in all"
+children_cpu allcpu
+echo "=== times: $((all / 60)) min $((all % 60)) s in all, ${allcpu}s of CPU on $(nproc) CPUs"
+echo "===   step        wall  share   CPU"
 for step in $STEPS; do
 	[ -n "${took[$step]:-}" ] || continue
-	printf '===   %-10s %5ds %3d%%\n' "$step" "${took[$step]}" \
-		$(( all ? took[$step] * 100 / all : 0 ))
+	printf '===   %-10s %5ds %4d%% %5ds\n' "$step" "${took[$step]}" \
+		$(( all ? took[$step] * 100 / all : 0 )) "${cpu_took[$step]}"
 done
 
 # The kernels and distributions this run tested, by the PASS lines that

@@ -16,10 +16,10 @@ vm_boot() {
 	local label=$1 kernel=$2 initrd=$3 logs=$4 want=$5
 	shift 5
 	local con="$logs/${label//\//-}.console" res="$logs/${label//\//-}.results"
-	local before=$FAILED start rc=0 taint bad
+	local before=$FAILED start rc=0 taint bad cpu
 	start=$(date +%s)
-	"$TOP/scripts/qemu-run.sh" "$kernel" "$initrd" "$con" "$res" "$@" ||
-		rc=$?
+	cpu=$(cpu_seconds "$TOP/scripts/qemu-run.sh" "$kernel" "$initrd" \
+		"$con" "$res" "$@") || rc=$?
 	[ "$rc" -eq 124 ] && fail "$label: QEMU timed out after ${QEMU_TIMEOUT:-120}s"
 	tally < <(awk -v label="$label" -v want="$want" \
 		-f "$TOP/scripts/results.awk" "$res")
@@ -31,7 +31,7 @@ vm_boot() {
 	   [ $(( taint & TAINT_BAD )) -ne 0 ]; then
 		fail "$label: kernel tainted ($taint) by a warning or oops"
 	fi
-	log "$label: guest ran in $(( $(date +%s) - start ))s (logs: $logs)"
+	log "$label: guest ran in $(( $(date +%s) - start ))s, ${cpu}s of CPU (logs: $logs)"
 
 	[ "$FAILED" -ne "$before" ] || return 0
 	echo "---- $label: guest output, passes left out ($res) ----"

@@ -37,7 +37,7 @@
 #                                        kernel, KUnit and guest tests
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them.
-# vm-debug, newest and vm-nosysctl run beside the other steps
+# vm-debug, vm, newest and vm-nosysctl run beside the other steps
 # (CHECK_SERIAL=1: in their turn; CHECK_BG="vm-debug newest" picks the
 # steps that do).
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
@@ -132,15 +132,16 @@ for step in $STEPS; do
 	step_cmd "$step" >/dev/null || die "unknown step '$step'"
 done
 
-# vm-debug (the debug kernel's guests, the longest step), newest (the
-# newest Linux's kernel and guests) and vm-nosysctl (a kernel of its own)
-# run beside the others, started first: from nothing their kernels build
-# while the other steps run, and their guests wait on timers and hold-offs
-# much of the time, when the other steps use the CPUs. CHECK_SERIAL=1 runs
-# them in their turn instead. Their output is shown when they end.
+# vm-debug (the debug kernel's guests, the longest step), vm (the test
+# kernel's), newest (the newest Linux's kernel and guests) and vm-nosysctl
+# (a kernel of its own) run beside the others, started first: from nothing
+# their kernels build while the other steps run, and their guests wait on
+# timers and hold-offs much of the time, when the other steps use the
+# CPUs. CHECK_SERIAL=1 runs them in their turn instead. Their output is
+# shown when they end.
 bg=' '
 declare -A bgpid=()
-for step in ${CHECK_BG:-vm-debug newest vm-nosysctl}; do
+for step in ${CHECK_BG:-vm-debug vm newest vm-nosysctl}; do
 	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
 		continue
 	fi
@@ -153,7 +154,9 @@ done
 for step in $STEPS; do
 	[[ "$bg" == *" $step "* ]] && continue
 	echo "=== $step: $(step_cmd "$step" | sed "s|^$TOP/||")"
-	run_step "$step"
+	# In a subshell: its children's CPU time is the step's alone (the
+	# steps beside are reaped by this shell whenever they end).
+	( run_step "$step" )
 	count_step "$step"
 done
 

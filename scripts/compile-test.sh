@@ -1,17 +1,16 @@
 #!/bin/bash
 # compile-test.sh: build ip_vs_maglev.ko with W=1 against Debian's stock
 # 6.1 and 6.12 cloud headers, and it with and without its KUnit suites
-# (MAGLEV_KUNIT=1) against the test kernel (the stock kernels lack
-# CONFIG_KUNIT), against the test kernel rewritten to the form before
-# dest->cflags, and against a 32-bit x86
+# (MAGLEV_KUNIT=1; the stock kernels lack CONFIG_KUNIT) against the test
+# kernel rewritten to the form before dest->cflags, and against a 32-bit x86
 # kernel tree (i386, modules_prepare only, cached like the test kernel),
 # where a 64-bit division the compiler turns into __udivdi3 and the like
 # is an undefined symbol, and against the 6.1 headers rewritten to the
 # form of stable releases before dest->cflags and <linux/array_size.h>.
 # Any compiler or modpost warning about our files is a failure. The stock
 # headers come from the cache (stock_headers in lib.sh), not /usr/src.
-# The test kernel without sysctl support is compiled against in the
-# vm-nosysctl step, which builds that kernel beside the other steps.
+# The test kernels themselves (default, debug, nosysctl, the newest Linux)
+# are compiled against W=1 by scripts/vm-test.sh, which loads the result.
 # Logs: build/check/compile/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -174,8 +173,9 @@ if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
 else
 	fail "compile: rewrite the 6.1 headers to the form before dest->cflags"
 fi
+# The test kernel's own tree: scripts/vm-test.sh builds the module there
+# W=1, with and without KUnit, and fails on a warning.
 kdir=$("$TOP/scripts/build-kernel.sh")
-compile_check test-kernel "$kdir"
 # The KUnit suites against the form before dest->cflags: the stock headers
 # have no CONFIG_KUNIT, so the test kernel's tree is rewritten the same
 # way (hard links; only include/net/ip_vs.h is a new file).

@@ -12,6 +12,7 @@
 #                          /maglev/ip_vs_maglev.ko); none: the test loads it
 #   maglev.stress=SECS     load duration of the stress tests, exported to
 #                          the test as STRESS_SECONDS (default 20)
+#   maglev.env=N=V[,N=V]   more variables exported to the tests
 #
 # Kernel messages go to the console (ttyS0). Results go to ttyS1, one
 # line each, read by scripts/vmlib.sh:
@@ -40,6 +41,12 @@ tmo=$(arg timeout)
 tmo=${tmo:-60}
 STRESS_SECONDS=$(arg stress)
 export STRESS_SECONDS=${STRESS_SECONDS:-20}
+for kv in $(arg env | tr , ' '); do
+	case $kv in
+	[A-Z]*=*) export "$kv" ;;
+	*) echo "FAIL: maglev.env: '$kv' is not NAME=VALUE" >&3 ;;
+	esac
+done
 
 export MAGLEV_DIR=/maglev
 export MAGLEV_KO=/maglev/ip_vs_maglev.ko

@@ -730,6 +730,14 @@ stage_sources() {
 # FAIL "compile NAME: ...". Any compiler or modpost warning about our
 # files fails.
 # shellcheck disable=SC2154 # w: the caller's work directory
+# w1_warnings LOG SRC: print the warnings and errors of a module build
+# log LOG in the sources staged at SRC (and modpost's), with SRC cut from
+# the paths; true if there were any.
+w1_warnings() {
+	{ grep -E ': (warning|error):' "$1" | grep -F "$2/"
+	  grep 'WARNING: modpost:' "$1"; } | sed "s|$2/||g" | grep .
+}
+
 compile_check() {
 	local name=$1 kdir=$2 arch=${3:-} src="$w/src-$1" log="$w/$1.log" m
 	stage_sources "$src"
@@ -753,8 +761,7 @@ compile_check() {
 			return
 		fi
 	done
-	if { grep -E ': (warning|error):' "$log" | grep -F "$src/";
-	     grep 'WARNING: modpost:' "$log"; } | sed "s|$src/||g" | grep .; then
+	if w1_warnings "$log" "$src"; then
 		fail "compile $name: W=1 warnings (see $log)"
 	else
 		pass "compile $name: W=1 clean"

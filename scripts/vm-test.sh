@@ -39,9 +39,16 @@ guest_timeout() {
 	echo "$n"
 }
 KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
+# GUEST_ENV="NAME=VALUE,...": more variables for the guest tests
+# (scripts/bench-sync.sh: SYNC_COST=1).
 # Guest seconds of load for the stress tests (maglev.stress, STRESS_SECONDS
-# in the guest); "make stress" sets 600.
-STRESS_SECONDS=${STRESS_SECONDS:-20}
+# in the guest): 20, 10 on the debug kernel (where each second does a
+# tenth of the work); "make stress" sets 600.
+if [ "$KFLAVOUR" = debug ]; then
+	STRESS_SECONDS=${STRESS_SECONDS:-10}
+else
+	STRESS_SECONDS=${STRESS_SECONDS:-20}
+fi
 
 kdir=$("$TOP/scripts/build-kernel.sh")
 # KSOURCE=newest (the newest Linux, scripts/newest-test.sh) has its own logs.
@@ -56,25 +63,26 @@ built=1
 if [ ! -f "$w/src/Kbuild" ]; then
 	fail "test kernel: no Kbuild, module sources missing"
 	built=0
-elif make -C "$kdir" M="$w/src" modules >"$w/module.log" 2>&1; then
+elif make -C "$kdir" M="$w/src" W=1 modules >"$w/module.log" 2>&1; then
 	pass "test kernel: build ip_vs_maglev.ko"
 	cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
+	if w1_warnings "$w/module.log" "$w/src"; then
+		fail "test kernel: ip_vs_maglev.ko: W=1 warnings (see $w/module.log)"
+	else
+		pass "test kernel: ip_vs_maglev.ko builds W=1 clean"
+	fi
 else
 	fail "test kernel: build ip_vs_maglev.ko (see $w/module.log)"
 	tail -n 30 "$w/module.log"
 	built=0
 fi
 
-# The kernel without sysctl support (kconfig/nosysctl.config), built for
-# this step beside the others: the sysctl code is left out and the module
-# builds W=1 clean there, with and without KUnit, as the compile step checks
-# on the other trees.
-if [ "$KFLAVOUR" = nosysctl ]; then
-	if grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
-		fail "compile nosysctl: the nosysctl kernel has CONFIG_SYSCTL"
-	else
-		compile_check nosysctl "$kdir"
-	fi
+# The kernel without sysctl support (kconfig/nosysctl.config): the sysctl
+# code is left out, and the module builds W=1 clean there (above and
+# below, with KUnit), as the compile step checks on the other trees.
+if [ "$KFLAVOUR" = nosysctl ] &&
+   grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
+	fail "test kernel: the nosysctl kernel has CONFIG_SYSCTL"
 fi
 
 # The KUnit suites are built into the module itself (MAGLEV_KUNIT=1, see
@@ -83,10 +91,15 @@ fi
 stage_sources "$w/src-kunit"
 if [ ! -f "$w/src-kunit/kunit/maglev_glue_test.c" ]; then
 	fail "test kernel: kunit/ missing, no KUnit suites"
-elif make -C "$kdir" M="$w/src-kunit" MAGLEV_KUNIT=1 modules \
+elif make -C "$kdir" M="$w/src-kunit" W=1 MAGLEV_KUNIT=1 modules \
 	>"$w/kunit.log" 2>&1; then
 	pass "test kernel: build ip_vs_maglev.ko with its KUnit suites"
 	cp "$w/src-kunit/ip_vs_maglev.ko" "$w/root/maglev/kunit/"
+	if w1_warnings "$w/kunit.log" "$w/src-kunit"; then
+		fail "test kernel: ip_vs_maglev.ko with KUnit: W=1 warnings (see $w/kunit.log)"
+	else
+		pass "test kernel: ip_vs_maglev.ko with its KUnit suites builds W=1 clean"
+	fi
 else
 	fail "test kernel: build ip_vs_maglev.ko with its KUnit suites (see $w/kunit.log)"
 	tail -n 30 "$w/kunit.log"
@@ -140,7 +153,8 @@ else
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
 			vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" \
 			"$w" "" "maglev.job=test:$t" "maglev.timeout=$tmo" \
-			"maglev.stress=$STRESS_SECONDS"
+			"maglev.stress=$STRESS_SECONDS" \
+			${GUEST_ENV:+"maglev.env=$GUEST_ENV"}
 	done
 fi
 summary

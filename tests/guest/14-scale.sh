@@ -16,7 +16,7 @@
 # Sizes; the debug kernel (KASAN, lockdep, kmemleak) gets smaller ones so
 # that the run stays within its time.
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	SCALE_SERVICES=${SCALE_SERVICES:-500}
+	SCALE_SERVICES=${SCALE_SERVICES:-250}
 	SCALE_DESTS=${SCALE_DESTS:-100}
 	SCALE_BIG_DESTS=${SCALE_BIG_DESTS:-300}
 else

@@ -44,7 +44,7 @@
 # no rr and mh sets to compare with (SHARE_COMPARE=0).
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	SHARE_SERVICES=${SHARE_SERVICES:-96}
-	SHARE_BUSY=${SHARE_BUSY:-24}
+	SHARE_BUSY=${SHARE_BUSY:-8}
 	SHARE_COMPARE=${SHARE_COMPARE:-0}
 else
 	SHARE_SERVICES=${SHARE_SERVICES:-240}

@@ -181,14 +181,15 @@ else
 fi
 
 # Wall time of each step and its share of the run.
-all=$(( $(date +%s) - run_start ))
+run_secs=$(( $(date +%s) - run_start ))
+allcpu=0
 children_cpu allcpu
-echo "=== times: $((all / 60)) min $((all % 60)) s in all, ${allcpu}s of CPU on $(nproc) CPUs"
+echo "=== times: $((run_secs / 60)) min $((run_secs % 60)) s in all, ${allcpu}s of CPU on $(nproc) CPUs"
 echo "===   step        wall  share   CPU"
 for step in $STEPS; do
 	[ -n "${took[$step]:-}" ] || continue
 	printf '===   %-10s %5ds %4d%% %5ds\n' "$step" "${took[$step]}" \
-		$(( all ? took[$step] * 100 / all : 0 )) "${cpu_took[$step]}"
+		$(( run_secs ? took[$step] * 100 / run_secs : 0 )) "${cpu_took[$step]}"
 done
 
 # The kernels and distributions this run tested, by the PASS lines that

@@ -4,7 +4,9 @@
 # Boot KERNEL with INITRD under QEMU (TCG, never a network device) and wait
 # for the guest to "reboot -f". The kernel console (ttyS0) is written to
 # CONSOLE_LOG, the guest's second serial port (ttyS1) to RESULTS_LOG.
-# Environment: QEMU_TIMEOUT (seconds, default 120), QEMU_MEM (default 1G),
+# Environment: QEMU_TIMEOUT (seconds, default 120; the wait for a guest
+# slot, below, is not counted), QEMU_SLOTS (guests at once on this
+# machine, default its CPUs; 0: no limit), QEMU_MEM (default 1G),
 # QEMU_SMP (default 2; one CPU per socket, since without ACPI the guest
 # finds only one CPU of a multi-core socket). Exit status is QEMU's, or 124 on timeout.
 # tsc=reliable: under TCG the TSC follows the host clock, but the jiffies
@@ -42,6 +44,47 @@ boot() {
 		-append "console=ttyS0 panic=-1 tsc=reliable $tsc_arg $*" \
 		</dev/null
 }
+
+# take_slot: wait for one of QEMU_SLOTS (default: the host's CPUs) guest
+# slots of this machine and hold it until this script ends (the lock is on
+# an fd QEMU inherits). Each guest has two vCPU threads that spin on each
+# other's locks: with more guests than CPUs the emulator burns time on
+# descheduled vCPUs, and timing windows in the tests close. A waiter with
+# QEMU_PRIORITY=1 (the debug kernel's guests, the longest chain of make
+# check) goes first.
+take_slot() {
+	local d n i fd me=$$ p behind halfsecs=0
+	n=${QEMU_SLOTS:-$(nproc)}
+	d=${TMPDIR:-/tmp}/ip_vs_maglev-qemu-slots.$(id -u)
+	mkdir -p "$d"
+	[ -n "${QEMU_PRIORITY:-}" ] && : >"$d/prio.$me"
+	while :; do
+		behind=0
+		if [ -z "${QEMU_PRIORITY:-}" ]; then
+			for p in "$d"/prio.*; do
+				[ -e "$p" ] || continue
+				if kill -0 "${p##*.}" 2>/dev/null; then
+					behind=1
+				else
+					rm -f "$p"
+				fi
+			done
+		fi
+		for ((i = 0; i < n && !behind; i++)); do
+			exec {fd}>"$d/slot.$i"
+			if flock -n "$fd"; then
+				rm -f "$d/prio.$me"
+				[ "$halfsecs" -eq 0 ] ||
+					log "waited $((halfsecs / 2)) s for a guest slot"
+				return 0
+			fi
+			exec {fd}>&-
+		done
+		sleep 0.5
+		halfsecs=$((halfsecs + 1))
+	done
+}
+[ "${QEMU_SLOTS:-}" = 0 ] || take_slot
 
 rc=0
 boot "$@" || rc=$?

@@ -20,6 +20,9 @@ export KFLAVOUR
 # Seconds for one guest test; KASAN and lockdep under TCG are slower.
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
 [ "$KFLAVOUR" = debug ] && GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
+# The debug kernel's guests are the longest chain of "make check": they
+# take the next free guest slot first (qemu-run.sh).
+[ "$KFLAVOUR" = debug ] && export QEMU_PRIORITY=1
 QEMU_TIMEOUT_SET=${QEMU_TIMEOUT:-}
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
 
@@ -123,7 +126,7 @@ fi
 # separated by spaces: "01-* 02-*").
 # Without it, the debug kernel runs the tests whose header says
 # "# debug-kernel: yes" (the stress, failure-injection, teardown, unload,
-# scale, hardening and shared-table tests; docs/testing.md), the default
+# hardening and shared-table tests; docs/testing.md), the default
 # kernel all of them.
 read -ra globs <<<"${GUEST_TESTS:-[0-9]*}"
 for g in "${globs[@]}"; do

@@ -44,7 +44,11 @@ sleep 0.5
 # lockdep, kmemleak) does not check better: it runs c, d and e, the key's
 # and the charge's lifetimes (test 13 replaces keys under traffic there).
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	info "debug kernel: parts a and b left out (timing and statistics)"
+	info "debug kernel: parts a and b left out (timing and statistics); c's service and key"
+	udp_service3 "$T/s3"
+	S="UDP $V:80"
+	K=$(random_key)
+	ns_sysctl "" maglev_hash_key "$K" || fail "random key refused"
 else
 
 # --- a. no window without a server ------------------------------------------------

@@ -143,9 +143,24 @@ done
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 bzimage=$kdir/arch/x86/boot/bzImage
 
-vm_boot kunit "$bzimage" "$w/initramfs.cpio" "$w" "$KUNIT_SUITES" \
-	maglev.job=kunit
+# The boots run GUEST_LANES at a time (default 2; qemu-run.sh's guest
+# slots decide how many of all make check's guests run at once), and are
+# judged in order when all have ended. Each boot is its own guest: the
+# lanes share nothing but the host.
+GUEST_LANES=${GUEST_LANES:-2}
+case $GUEST_LANES in ''|*[!0-9]*|0) die "GUEST_LANES must be a positive number" ;; esac
+# run_boot LABEL [KERNEL ARGS...]: vm_run of the test kernel, in a lane.
+run_boot() {
+	local label=$1
+	shift
+	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_LANES" ]; do
+		wait -n || true
+	done
+	vm_run "$label" "$bzimage" "$w/initramfs.cpio" "$w" "" "$@" &
+}
 
+labels=()
+run_boot kunit maglev.job=kunit
 if [ ${#tests[@]} -eq 0 ]; then
 	fail "guest: no tests in tests/guest/"
 elif [ "$built" -eq 0 ]; then
@@ -153,11 +168,16 @@ elif [ "$built" -eq 0 ]; then
 else
 	for t in "${tests[@]}"; do
 		tmo=$(guest_timeout "$TOP/tests/guest/$t")
+		labels+=("guest/${t%.sh}")
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
-			vm_boot "guest/${t%.sh}" "$bzimage" "$w/initramfs.cpio" \
-			"$w" "" "maglev.job=test:$t" "maglev.timeout=$tmo" \
-			"maglev.stress=$STRESS_SECONDS" \
+			run_boot "guest/${t%.sh}" "maglev.job=test:$t" \
+			"maglev.timeout=$tmo" "maglev.stress=$STRESS_SECONDS" \
 			${GUEST_ENV:+"maglev.env=$GUEST_ENV"}
 	done
 fi
+wait
+vm_judge kunit "$w" "$KUNIT_SUITES"
+for l in "${labels[@]}"; do
+	vm_judge "$l" "$w" ""
+done
 summary

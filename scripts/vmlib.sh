@@ -13,14 +13,36 @@ TAINT_BAD=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))
 # Boot once, print PASS/FAIL lines for everything the guest reported and
 # for kernel problems on the console, and add them to the totals.
 vm_boot() {
-	local label=$1 kernel=$2 initrd=$3 logs=$4 want=$5
+	local label=$1 logs=$4 want=$5
+	vm_run "$@"
+	vm_judge "$label" "$logs" "$want"
+}
+
+# vm_run LABEL KERNEL INITRD LOGDIR WANT_SUITES [KERNEL ARGS...]: boot
+# once, leaving the console, the results and LABEL's QEMU status, wall
+# and CPU seconds in LOGDIR for vm_judge. Prints nothing: several may run
+# at once.
+vm_run() {
+	local label=$1 kernel=$2 initrd=$3 logs=$4
 	shift 5
-	local con="$logs/${label//\//-}.console" res="$logs/${label//\//-}.results"
-	local before=$FAILED start rc=0 taint bad cpu
+	local base="$logs/${label//\//-}" start rc=0 cpu
+	rm -f "$base.status"
 	start=$(date +%s)
 	cpu=$(cpu_seconds "$TOP/scripts/qemu-run.sh" "$kernel" "$initrd" \
-		"$con" "$res" "$@") || rc=$?
-	[ "$rc" -eq 124 ] && fail "$label: QEMU timed out after ${QEMU_TIMEOUT:-120}s"
+		"$base.console" "$base.results" "$@" 2>"$base.harness") || rc=$?
+	echo "$rc $(( $(date +%s) - start )) $cpu ${QEMU_TIMEOUT:-120}" \
+		>"$base.status"
+}
+
+# vm_judge LABEL LOGDIR WANT_SUITES: the PASS/FAIL lines of vm_run's boot.
+vm_judge() {
+	local label=$1 logs=$2 want=$3
+	local base="$logs/${label//\//-}" before=$FAILED rc=1 secs=0 cpu=0 tmo=0
+	local con="$base.console" res="$base.results" taint bad
+	[ -f "$base.status" ] && read -r rc secs cpu tmo <"$base.status"
+	[ -s "$base.harness" ] && cat "$base.harness" >&2
+	[ "$rc" -eq 124 ] && fail "$label: QEMU timed out after ${tmo}s"
+	touch "$con" "$res"
 	tally < <(awk -v label="$label" -v want="$want" \
 		-f "$TOP/scripts/results.awk" "$res")
 
@@ -31,7 +53,7 @@ vm_boot() {
 	   [ $(( taint & TAINT_BAD )) -ne 0 ]; then
 		fail "$label: kernel tainted ($taint) by a warning or oops"
 	fi
-	log "$label: guest ran in $(( $(date +%s) - start ))s, ${cpu}s of CPU (logs: $logs)"
+	log "$label: guest ran in ${secs}s, ${cpu}s of CPU (logs: $logs)"
 
 	[ "$FAILED" -ne "$before" ] || return 0
 	echo "---- $label: guest output, passes left out ($res) ----"

@@ -155,11 +155,8 @@ for step in $STEPS; do
 	[[ "$bg" == *" $step "* ]] && continue
 	echo "=== $step: $(step_cmd "$step" | sed "s|^$TOP/||")"
 	# In a subshell: its children's CPU time is the step's alone (the
-	# steps beside are reaped by this shell whenever they end). Its guests
-	# go first for a guest slot (qemu-run.sh), as the debug kernel's do:
-	# these steps run one after the other, the steps beside fill the
-	# slots between.
-	( export QEMU_PRIORITY=1; run_step "$step" )
+	# steps beside are reaped by this shell whenever they end).
+	( run_step "$step" )
 	count_step "$step"
 done
 

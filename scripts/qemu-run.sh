@@ -6,7 +6,7 @@
 # CONSOLE_LOG, the guest's second serial port (ttyS1) to RESULTS_LOG.
 # Environment: QEMU_TIMEOUT (seconds, default 120; the wait for a guest
 # slot, below, is not counted), QEMU_SLOTS (guests at once on this
-# machine, default its CPUs, one more while they idle; 0: no limit),
+# machine, default its CPUs; 0: no limit),
 # QEMU_MEM (default 1G),
 # QEMU_SMP (default 2; one CPU per socket, since without ACPI the guest
 # finds only one CPU of a multi-core socket). Exit status is QEMU's, or 124 on timeout.
@@ -50,13 +50,11 @@ boot() {
 # slots of this machine and hold it until this script ends (the lock is on
 # an fd QEMU inherits). Each guest has two vCPU threads that spin on each
 # other's locks: with more guests than CPUs the emulator burns time on
-# descheduled vCPUs, and timing windows in the tests close. One slot more
-# is taken while the host's CPUs were at least 40 % idle over the last
-# half second (guests that sleep in their tests leave CPUs idle). A waiter
+# descheduled vCPUs, and timing windows in the tests close. A waiter
 # with QEMU_PRIORITY=1 (the debug kernel's guests, the longest chain of
 # make check) goes first.
 take_slot() {
-	local d n i fd me=$$ p behind idle=0 halfsecs=0 s0='' s1
+	local d n i fd me=$$ p behind halfsecs=0
 	n=${QEMU_SLOTS:-$(nproc)}
 	d=${TMPDIR:-/tmp}/ip_vs_maglev-qemu-slots.$(id -u)
 	mkdir -p "$d"
@@ -73,13 +71,7 @@ take_slot() {
 				fi
 			done
 		fi
-		# Idle share of the host's CPUs since the last turn, in %.
-		s1=$(awk '$1 == "cpu" { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
-		[ -n "$s0" ] && idle=$(awk -v a="$s0" -v b="$s1" 'BEGIN {
-			split(a, x, " "); split(b, y, " ")
-			print (y[2] > x[2]) ? int(100 * (y[1] - x[1]) / (y[2] - x[2])) : 0 }')
-		s0=$s1
-		for ((i = 0; i < n + (idle >= 40) && !behind; i++)); do
+		for ((i = 0; i < n && !behind; i++)); do
 			exec {fd}>"$d/slot.$i"
 			if flock -n "$fd"; then
 				rm -f "$d/prio.$me"

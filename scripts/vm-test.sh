@@ -143,17 +143,12 @@ done
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 bzimage=$kdir/arch/x86/boot/bzImage
 
-# The boots run GUEST_LANES at a time (default 2, 1 on the debug kernel;
-# qemu-run.sh's guest slots decide how many of all make check's guests run
-# at once), and are judged in order when all have ended. Each boot is its own guest: the
-# lanes share nothing but the host.
-# The debug kernel's guests go first for a slot (QEMU_PRIORITY): in two
-# lanes they would take both and spin against each other, so one lane.
-if [ "$KFLAVOUR" = debug ]; then
-	GUEST_LANES=${GUEST_LANES:-1}
-else
-	GUEST_LANES=${GUEST_LANES:-2}
-fi
+# The boots run GUEST_LANES at a time (default 1; qemu-run.sh's guest
+# slots decide how many of all make check's guests run at once; two lanes
+# of one step made make check no shorter, only its guests wait longer for
+# a slot), and are judged in order when all have ended. Each boot is its
+# own guest: the lanes share nothing but the host.
+GUEST_LANES=${GUEST_LANES:-1}
 case $GUEST_LANES in ''|*[!0-9]*|0) die "GUEST_LANES must be a positive number" ;; esac
 # run_boot LABEL [KERNEL ARGS...]: vm_run of the test kernel, in a lane.
 run_boot() {

@@ -12,15 +12,6 @@ STOCK_RECIPE=2
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# cpu_seconds CMD...: run CMD (its stdout to stderr) and print the CPU
-# seconds (user + system) it and its children used; returns CMD's status.
-cpu_seconds() {
-	local t rc=0 TIMEFORMAT='%U %S'
-	t=$({ time "$@" >&3 2>&3 3>&-; } 3>&2 2>&1) || rc=$?
-	awk 'END { printf "%d\n", $1 + $2 + 0.5 }' <<<"$t"
-	return "$rc"
-}
-
 # children_cpu VAR: set VAR to the CPU seconds (user + system) the
 # shell's waited-for children have used so far. (The builtin "times" runs
 # in this shell; in a command substitution it would count the subshell's.)
@@ -31,6 +22,17 @@ children_cpu() {
 	printf -v "$1" '%s' "$(awk 'NR == 2 { gsub(/[ms]/, " ")
 		printf "%d\n", $1 * 60 + $2 + $3 * 60 + $4 + 0.5 }' "$f")"
 	rm -f "$f"
+}
+
+# cpu_seconds CMD...: run CMD (its stdout to stderr) and print the CPU
+# seconds (user + system) it and its children used; returns CMD's status.
+cpu_seconds() {
+	local before after rc=0
+	children_cpu before
+	"$@" >&2 || rc=$?
+	children_cpu after
+	echo $((after - before))
+	return "$rc"
 }
 
 # missing_pkgs PKG...: print those of the Debian packages PKG... that are

@@ -67,16 +67,19 @@ while [ $i -le $NRS ]; do
 done
 warm_up
 
-run ipvsadm -A -u $V4:80 -s maglev -b flag-2
-run ipvsadm -A -t $V4:80 -s maglev
-run ipvsadm -A -u "[$V6]:80" -s maglev -b flag-2
-i=1
-while [ $i -le $NRS ]; do
-	run ipvsadm -a -u $V4:80 -r "10.1.$i.1:80" -m
-	run ipvsadm -a -t $V4:80 -r "10.1.$i.1:80" -m
-	run ipvsadm -a -u "[$V6]:80" -r "[fd01:$i::1]:80" -m
-	i=$((i + 1))
-done
+{
+	echo "-A -u $V4:80 -s maglev -b flag-2"
+	echo "-A -t $V4:80 -s maglev"
+	echo "-A -u [$V6]:80 -s maglev -b flag-2"
+	i=1
+	while [ $i -le $NRS ]; do
+		echo "-a -u $V4:80 -r 10.1.$i.1:80 -m"
+		echo "-a -t $V4:80 -r 10.1.$i.1:80 -m"
+		echo "-a -u [$V6]:80 -r [fd01:$i::1]:80 -m"
+		i=$((i + 1))
+	done
+} >"$T/services"
+run ipvsadm -R <"$T/services"
 if stress_has_pending ""; then
 	BIG_OK=1
 	info "asynchronous builds: weights above 65535 must be built"

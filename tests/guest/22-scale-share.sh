@@ -359,23 +359,28 @@ fi
 setup_net 3
 addrs=$(client_addrs 4 16)
 warm_up
-for p in 80 81 82 83 84 85 86 87; do
-	run ipvsadm -A -u $VIP4:$p -s maglev
-	for i in 1 2 3; do
-		run ipvsadm -a -u $VIP4:$p -r 10.1.$i.1:$p -m -w 1
+# udp8 SERVER_PORT PORT...: ipvsadm -R lines of UDP services $VIP4:PORT
+# with the real servers 10.1.{1,2,3}.1:SERVER_PORT (the service's port if
+# empty).
+udp8() {
+	_sp=$1
+	shift
+	for _p in "$@"; do
+		echo "-A -u $VIP4:$_p -s maglev"
+		for _i in 1 2 3; do
+			echo "-a -u $VIP4:$_p -r 10.1.$_i.1:${_sp:-$_p} -m -w 1"
+		done
 	done
-done
+}
+udp8 "" 80 81 82 83 84 85 86 87 >"$T/udp8"
+run ipvsadm -R <"$T/udp8"
 wait_caught_up
 # Each service's servers listen on its own port: names differ, 8 tables.
 expect_eq "8 services with their own server ports: 8 tables" \
 	"$(ns_field tables)" 8
 # The same ports: 8 more services of one server set, one table.
-for p in 90 91 92 93 94 95 96 97; do
-	run ipvsadm -A -u $VIP4:$p -s maglev
-	for i in 1 2 3; do
-		run ipvsadm -a -u $VIP4:$p -r 10.1.$i.1:53 -m -w 1
-	done
-done
+udp8 53 90 91 92 93 94 95 96 97 >"$T/udp8"
+run ipvsadm -R <"$T/udp8"
 wait_caught_up
 expect_eq "8 services on 10.1.{1,2,3}.1:53 share one table" \
 	"$(svc_field "UDP $VIP4:90" shared)" 8

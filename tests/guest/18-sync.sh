@@ -204,9 +204,16 @@ phase() {
 	expect_eq "$1: connections whose first server is not maglev-sim's choice" "$_bad" 0
 	if [ "$3" = 1 ]; then
 		# A master sends a partly filled buffer once it is 2 s old
-		# (IPVS_SYNC_FLUSH_TIME), checking every second.
-		sleep 4
-		lb_conns "$_p" >"$T/held"
+		# (IPVS_SYNC_FLUSH_TIME), checking every second: up to 10 s
+		# until every LB holds every connection.
+		_w=0
+		while lb_conns "$_p" >"$T/held" &&
+		      [ "$(awk -v n="$NCONN" '{ c[$1]++ } END {
+				for (l in c) if (c[l] == n) k++; print k + 0 }' \
+			"$T/held")" -lt 3 ] && [ $_w -lt 20 ]; do
+			sleep 0.5
+			_w=$((_w + 1))
+		done
 		for _lb in $LBS; do
 			expect_eq "$1: $_lb holds every connection, its own or synced" \
 				"$(awk -v lb="$_lb" '$1 == lb' "$T/held" | wc -l)" "$NCONN"

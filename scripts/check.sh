@@ -99,8 +99,11 @@ run_step() {
 		KFLAVOUR=$(step_flavour "$step") "$cmd" </dev/null >"$log" 2>&1 ||
 			rc=$?
 	else
-		KFLAVOUR=$(step_flavour "$step") "$cmd" </dev/null 2>&1 |
-			tee "$log"
+		# The foreground chain has guests late (stock, keepalived,
+		# deb, fresh) and the least slack: its guests wait only for
+		# the debug kernel's (scripts/qemu-run.sh, take_slot).
+		QEMU_PRIORITY=${QEMU_PRIORITY:-1} KFLAVOUR=$(step_flavour "$step") \
+			"$cmd" </dev/null 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
 	fi
 	children_cpu end

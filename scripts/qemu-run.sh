@@ -6,7 +6,8 @@
 # CONSOLE_LOG, the guest's second serial port (ttyS1) to RESULTS_LOG.
 # Environment: QEMU_TIMEOUT (seconds, default 120; the wait for a guest
 # slot, below, is not counted), QEMU_SLOTS (guests at once on this
-# machine, default its CPUs; 0: no limit),
+# machine, default its CPUs; 0: no limit), QEMU_PRIORITY (which waiter
+# gets a free slot first, below),
 # QEMU_MEM (default 1G),
 # QEMU_SMP (default 2; one CPU per socket, since without ACPI the guest
 # finds only one CPU of a multi-core socket). Exit status is QEMU's, or 124 on timeout.
@@ -50,31 +51,33 @@ boot() {
 # slots of this machine and hold it until this script ends (the lock is on
 # an fd QEMU inherits). Each guest has two vCPU threads that spin on each
 # other's locks: with more guests than CPUs the emulator burns time on
-# descheduled vCPUs, and timing windows in the tests close. A waiter
-# with QEMU_PRIORITY=1 (the debug kernel's guests, the longest chain of
-# make check) goes first.
+# descheduled vCPUs, and timing windows in the tests close. A free slot
+# goes to the waiter of the highest QEMU_PRIORITY (a number, default 0);
+# make check gives the chain with the least slack the highest: the debug
+# kernel's guests 2, the foreground steps' 1.
 take_slot() {
-	local d n i fd me=$$ p behind halfsecs=0
+	local d n i fd me=$$ p l lvl=${QEMU_PRIORITY:-0} behind halfsecs=0
+	case $lvl in ''|*[!0-9]*) die "QEMU_PRIORITY must be a number" ;; esac
 	n=${QEMU_SLOTS:-$(nproc)}
 	d=${TMPDIR:-/tmp}/ip_vs_maglev-qemu-slots.$(id -u)
 	mkdir -p "$d"
-	[ -n "${QEMU_PRIORITY:-}" ] && : >"$d/prio.$me"
+	[ "$lvl" -eq 0 ] || : >"$d/prio.$lvl.$me"
 	while :; do
 		behind=0
-		if [ -z "${QEMU_PRIORITY:-}" ]; then
-			for p in "$d"/prio.*; do
-				[ -e "$p" ] || continue
-				if kill -0 "${p##*.}" 2>/dev/null; then
-					behind=1
-				else
-					rm -f "$p"
-				fi
-			done
-		fi
+		for p in "$d"/prio.*.*; do
+			[ -e "$p" ] || continue
+			l=${p#"$d/prio."}
+			l=${l%.*}
+			if ! kill -0 "${p##*.}" 2>/dev/null; then
+				rm -f "$p"
+			elif [ "$l" -gt "$lvl" ]; then
+				behind=1
+			fi
+		done
 		for ((i = 0; i < n && !behind; i++)); do
 			exec {fd}>"$d/slot.$i"
 			if flock -n "$fd"; then
-				rm -f "$d/prio.$me"
+				rm -f "$d/prio.$lvl.$me"
 				[ "$halfsecs" -eq 0 ] ||
 					log "waited $((halfsecs / 2)) s for a guest slot"
 				return 0

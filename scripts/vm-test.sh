@@ -22,7 +22,7 @@ GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
 [ "$KFLAVOUR" = debug ] && GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
 # The debug kernel's guests are the longest chain of "make check": they
 # take the next free guest slot first (qemu-run.sh).
-[ "$KFLAVOUR" = debug ] && export QEMU_PRIORITY=1
+[ "$KFLAVOUR" = debug ] && export QEMU_PRIORITY=2
 QEMU_TIMEOUT_SET=${QEMU_TIMEOUT:-}
 export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
 

@@ -19,7 +19,7 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 	SCALE_DESTS=${SCALE_DESTS:-100}
 	SCALE_BIG_DESTS=${SCALE_BIG_DESTS:-300}
 else
-	SCALE_SERVICES=${SCALE_SERVICES:-2000}
+	SCALE_SERVICES=${SCALE_SERVICES:-1000}
 	SCALE_DESTS=${SCALE_DESTS:-300}
 	SCALE_BIG_DESTS=${SCALE_BIG_DESTS:-1000}
 fi
@@ -35,7 +35,7 @@ mem_used() {
 		END { print t - f }' /proc/meminfo
 }
 
-# --- thousands of small services ------------------------------------------
+# --- a thousand small services ------------------------------------------
 echo 251 >$SYSCTL/maglev_table_size
 services rr "$SCALE_SERVICES" 20 >"$T/rr"
 printf 'SIZE 251\nADD_NODE 10.1.1.1:53 1\nADD_NODE 10.1.2.1:53 2\nADD_NODE 10.1.3.1:53 3\nDIGEST\n' >"$T/s.small"

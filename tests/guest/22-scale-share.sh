@@ -41,16 +41,20 @@
 
 # The debug kernel (KASAN, kmemleak) checks the lifetimes; its memory
 # figures mean nothing (quarantine, kmemleak's own objects), so it makes
-# no rr and mh sets to compare with (SHARE_COMPARE=0), and it leaves out
-# the fairness check d (SHARE_BUSY=0).
+# no rr and mh sets to compare with (SHARE_COMPARE=0), it leaves out the
+# fairness check d (SHARE_BUSY=0), and it makes half the services (48) and
+# half of e's rounds of changes (10, two of them deleting and re-making a
+# service): every process costs a quarter of a second there.
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	SHARE_SERVICES=${SHARE_SERVICES:-96}
+	SHARE_SERVICES=${SHARE_SERVICES:-48}
 	SHARE_BUSY=${SHARE_BUSY:-0}
 	SHARE_COMPARE=${SHARE_COMPARE:-0}
+	SHARE_ROUNDS=${SHARE_ROUNDS:-10}
 else
 	SHARE_SERVICES=${SHARE_SERVICES:-240}
 	SHARE_BUSY=${SHARE_BUSY:-40}
 	SHARE_COMPARE=${SHARE_COMPARE:-1}
+	SHARE_ROUNDS=${SHARE_ROUNDS:-20}
 fi
 SHARE_BENCH=${SHARE_BENCH:-0}
 SHARE_SERVICES=$((SHARE_SERVICES / 4 * 4))
@@ -400,7 +404,7 @@ expect_eq "8 services on 10.1.{1,2,3}.1:53 share one table" \
 ) &
 fp=$!
 r=0
-while [ $r -lt 20 ]; do
+while [ $r -lt "$SHARE_ROUNDS" ]; do
 	p=$((90 + r % 8))
 	run ipvsadm -e -u $VIP4:$p -r 10.1.1.1:53 -m -w $((r % 3 + 1))
 	run ipvsadm -d -u $VIP4:$p -r 10.1.2.1:53
@@ -420,7 +424,7 @@ done
 touch "$T/stop"
 wait $fp
 wait_caught_up
-info "flows: $(cat "$T/flows.rounds" 2>/dev/null) rounds of 4 ports x 16 clients x 8 services during 20 rounds of changes"
+info "flows: $(cat "$T/flows.rounds" 2>/dev/null) rounds of 4 ports x 16 clients x 8 services during $SHARE_ROUNDS rounds of changes"
 expect_eq "after the changes: the 8 services share one table again" \
 	"$(svc_field "UDP $VIP4:90" shared)" 8
 check "after the changes: IPVS made connections" [ "$(conns $VIP4 90 | wc -l)" -gt 0 ]

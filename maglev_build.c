@@ -115,7 +115,8 @@ void maglev_svc_name(char *buf, size_t len,
  * kmalloc() up to a page, vmalloc() above.  kvmalloc() would try kmalloc()
  * first, and a kmalloc() above the largest slab cache takes the next power
  * of two in pages: 256 KiB for the 128 KiB of 65537 slots.  *@mem grows by
- * the size requested: @bytes from kmalloc(), the whole pages of vmalloc().
+ * the size allocated: @bytes rounded up to its kmalloc() bucket, the whole
+ * pages of vmalloc().
  *
  * Return: the memory, not zeroed, to be freed with kvfree(); or NULL.
  */
@@ -124,6 +125,7 @@ void *maglev_mem_alloc(size_t bytes, size_t *mem)
 	void *p;
 
 	if (bytes <= PAGE_SIZE) {
+		bytes = kmalloc_size_roundup(bytes);
 		p = kmalloc(bytes, MAGLEV_GFP_SMALL);
 		if (p)
 			*mem += bytes;

@@ -19,6 +19,7 @@
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -27,6 +28,12 @@
 
 #include "maglev_sched.h"
 #include "maglev_table.h"
+
+/* A service's state as allocated (ip_vs_maglev_init_svc()), in its mem. */
+static size_t maglev_state_mem(void)
+{
+	return kmalloc_size_roundup(sizeof(struct maglev_service));
+}
 
 /**
  * maglev_show_service() - one service's record in /proc/net/ip_vs_maglev
@@ -46,7 +53,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	const struct maglev_lut *lut;
 	u64 gen, table_gen = 0;
 	u32 i, nr = 0, flags = 0, users = 0;
-	size_t mem = 0;
+	size_t mem = maglev_state_mem();
 
 	/*
 	 * IPVS may free the service without a grace period once done_service
@@ -65,7 +72,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 		nr = lut->nr;
 		table_gen = lut->gen;
 		sh = lut->shared;
-		mem = lut->mem;
+		mem += lut->mem;
 	}
 	if (sh) {
 		/* Its users share the table's bytes: counted once in all. */
@@ -104,6 +111,7 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 
 	list_for_each_entry_rcu(ms, &mn->services, node) {
 		services++;
+		mem += maglev_state_mem();
 		lut = rcu_dereference(ms->lut);
 		if (lut)
 			mem += lut->mem;

@@ -217,7 +217,7 @@ struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
 	t = kzalloc(sizeof(*t), MAGLEV_GFP_SMALL);
 	if (!t)
 		goto nomem;
-	t->mem = sizeof(*t);
+	t->mem = kmalloc_size_roundup(sizeof(*t));
 	t->table = maglev_mem_alloc(maglev_table_bytes(size, nr), &t->mem);
 	if (!t->table)
 		goto nomem;

@@ -881,7 +881,7 @@ static const struct {
 	{ F_TABLE_GEN, "ip_vs_maglev_table_generation", "gauge",
 	  "The configuration generation the table in use was built from (table_gen)." },
 	{ F_MEM, "ip_vs_maglev_table_memory_bytes", "gauge",
-	  "Bytes the service's table in use occupies as allocated: its own destinations, plus its share of a table shared with other services (table_mem / shared)." },
+	  "Bytes the service holds as allocated: its scheduler state and its destinations, plus its share of a table shared with other services (table_mem / shared)." },
 	{ F_SHARED, "ip_vs_maglev_table_shared_services", "gauge",
 	  "Services of the namespace whose table in use is this service's (1: not shared)." },
 	{ F_TABLE_MEM, "ip_vs_maglev_shared_table_memory_bytes", "gauge",

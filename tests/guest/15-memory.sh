@@ -45,31 +45,13 @@ per_service() {
 
 echo 65537 >$SYSCTL/maglev_table_size
 
-# settle: wait (up to 10 s) until the kernel's memory stops shrinking: the
-# services and dests "ipvsadm -C" deleted, and the tables a newer build
-# replaced, are freed after RCU grace periods, which take longer while the
-# host is busy with other guests; a figure taken before they are freed
-# counts them (22180 B measured against 21000 B in /proc, twice in make
-# check).
-settle() {
-	_a=$(mem_kernel)
-	_n=0
-	while [ $_n -lt 20 ]; do
-		sleep 0.5
-		_b=$(mem_kernel)
-		[ $((_a - _b)) -le 8 ] && break
-		_a=$_b
-		_n=$((_n + 1))
-	done
-}
-
 # A first round that is not measured: what IPVS allocates once, on its
 # first services and dests, must not count in rr's share (with 16 KiB
 # tables it would be several per cent of maglev's figure).
 services rr "$N" 29 distinct | ipvsadm -R
 run ipvsadm -C
 services rr "$N" 30 distinct >"$T/rr"
-settle
+mem_settle
 m0=$(mem_kernel)
 p0=$(mem_pages)
 run ipvsadm -R <"$T/rr"
@@ -80,12 +62,12 @@ rr_kb=$((m1 - m0))
 rr_pages=$((p1 - p0))
 
 services maglev "$N" 31 distinct >"$T/mg"
-settle
+mem_settle
 m2=$(mem_kernel)
 p2=$(mem_pages)
 run ipvsadm -R <"$T/mg"
 wait_caught_up
-settle
+mem_settle
 m3=$(mem_kernel)
 p3=$(mem_pages)
 mg=$(per_service $((m3 - m2)) "$rr_kb")

@@ -46,15 +46,13 @@ want=$(sim "$T/s.small")
 # memory per service came out negative).
 services rr "$SCALE_SERVICES" 19 | ipvsadm -R
 run ipvsadm -C
-mem_settle
-m0=$(mem_kernel)
+m0=$(mem_settle)
 t0=$(stress_now)
 run ipvsadm -R <"$T/rr"
 t1=$(stress_now)
 m1=$(mem_kernel)
 run ipvsadm -C
-mem_settle
-m2=$(mem_kernel)
+m2=$(mem_settle)
 rr_kb=$((m1 - m0))
 info "$SCALE_SERVICES rr services: slab objects+vmalloc +$rr_kb kB ($((rr_kb * 1024 / SCALE_SERVICES)) B each), created in $((t1 - t0)) s"
 
@@ -66,8 +64,7 @@ while [ $round -le 2 ]; do
 	run ipvsadm -R <"$T/mg"
 	stress_wait_caught_up "" 120 || fail "round $round: services still pending"
 	t1=$(stress_now)
-	mem_settle
-	m3=$(mem_kernel)
+	m3=$(mem_settle)
 	cat $PROC >"$T/proc"
 	expect_eq "round $round: $SCALE_SERVICES services in /proc" \
 		"$(grep -c '^service ' "$T/proc")" "$SCALE_SERVICES"
@@ -92,8 +89,7 @@ while [ $round -le 2 ]; do
 		$((SCALE_SERVICES - SCALE_SERVICES / 2))
 	run ipvsadm -C
 	t1=$(stress_now)
-	mem_settle
-	m2=$(mem_kernel)
+	m2=$(mem_settle)
 	info "round $round: deleted in $((t1 - t0)) s, slab objects+vmalloc $((m2 - m0)) kB above the start"
 	expect_eq "round $round: /proc empty after ipvsadm -C" \
 		"$(grep -c '^service ' $PROC)" 0

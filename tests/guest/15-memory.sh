@@ -9,8 +9,9 @@
 # allocated (its state, its descriptor and destination pointers, the
 # table's slots, backends and descriptor, each rounded to its kmalloc
 # bucket or to whole vmalloc pages); what it leaves out, vmalloc's own
-# bookkeeping for the table, is under 200 bytes, 1 % of a 16 KiB table. Every service shows "shared 1". The same number of services
-# with the kernel's own ip_vs_mh (a fixed 4093 slots in this kernel) is
+# bookkeeping for the table, is under 200 bytes, 1 % of a 16 KiB table.
+# Every service shows "shared 1". The same number of services with the
+# kernel's own ip_vs_mh (a fixed 4093 slots in this kernel) is
 # measured in the same boot and printed beside, not asserted. ip_vs_mh keeps
 # its table inside a kmalloc() above a page, which comes from the page
 # allocator and is not a slab object, so the comparison line uses the page
@@ -51,8 +52,7 @@ echo 65537 >$SYSCTL/maglev_table_size
 services rr "$N" 29 distinct | ipvsadm -R
 run ipvsadm -C
 services rr "$N" 30 distinct >"$T/rr"
-mem_settle
-m0=$(mem_kernel)
+m0=$(mem_settle)
 p0=$(mem_pages)
 run ipvsadm -R <"$T/rr"
 m1=$(mem_kernel)
@@ -62,13 +62,11 @@ rr_kb=$((m1 - m0))
 rr_pages=$((p1 - p0))
 
 services maglev "$N" 31 distinct >"$T/mg"
-mem_settle
-m2=$(mem_kernel)
+m2=$(mem_settle)
 p2=$(mem_pages)
 run ipvsadm -R <"$T/mg"
 wait_caught_up
-mem_settle
-m3=$(mem_kernel)
+m3=$(mem_settle)
 p3=$(mem_pages)
 mg=$(per_service $((m3 - m2)) "$rr_kb")
 mg_pages=$(per_service $((p3 - p2)) "$rr_pages")

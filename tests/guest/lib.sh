@@ -533,12 +533,12 @@ mem_kernel() {
 	} | awk '{ n += $1 } END { print n }'
 }
 
-# mem_settle: wait (up to 10 s) until the kernel's memory stops shrinking:
-# the services and dests "ipvsadm -C" deleted, and the tables a newer
-# build replaced, are freed after RCU grace periods, which take longer
-# while the host is busy with other guests; a figure taken before they
-# are freed counts them (22180 B measured against 21000 B in /proc, twice
-# in make check, in guest 15).
+# mem_settle: mem_kernel once the kernel's memory stops shrinking (at most
+# 20 more readings, 1.5 s apart): the services and dests "ipvsadm -C"
+# deleted, and the tables a newer build replaced, are freed after RCU
+# grace periods, which take longer while the host is busy with other
+# guests; a figure taken before they are freed counts them (22180 B
+# measured against 21000 B in /proc, twice in make check, in guest 15).
 mem_settle() {
 	_a=$(mem_kernel)
 	_n=0
@@ -549,6 +549,7 @@ mem_settle() {
 		_a=$_b
 		_n=$((_n + 1))
 	done
+	echo "$_b"
 }
 
 # mem_pages: kB of unreclaimable slab pages (large kmalloc()s included)

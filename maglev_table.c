@@ -123,7 +123,7 @@ u32 maglev_slot_width(u32 nr_backends)
 
 	if (nr_backends <= 1)
 		return 0;
-	while ((nr_backends - 1) >> w)
+	while (w < 32 && (nr_backends - 1) >> w)
 		w++;
 	return w;
 }
@@ -140,7 +140,7 @@ size_t maglev_slot_bytes(u32 size, u32 nr_backends)
 {
 	u32 width = maglev_slot_width(nr_backends);
 
-	return width ? (size_t)(size - 1) * width / 8 + 4 : 4;
+	return width && size ? (size_t)(size - 1) * width / 8 + 4 : 4;
 }
 
 /**

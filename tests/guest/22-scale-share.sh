@@ -215,7 +215,7 @@ mg_obj=$m_obj mg_pg=$m_pg
 per() { echo $((($1 - rr_obj) * 1024 / VS)); }
 perp() { echo $((($1 - rr_pg) * 1024 / VS)); }
 if [ "$SHARE_COMPARE" = 1 ]; then
-	info "memory per virtual service beyond rr: maglev $(per "$mg_obj") B (slab objects+vmalloc), $(perp "$mg_pg") B (SUnreclaim+VmallocUsed)${mh_obj:+; mh $(per "$mh_obj") B, $(perp "$mh_pg") B}; rr itself $((rr_obj * 1024 / VS)) B; target at most 1024 B beyond rr"
+	info "memory per virtual service beyond rr: maglev $(per "$mg_obj") B (slab objects+vmalloc), $(perp "$mg_pg") B (SUnreclaim+VmallocUsed)${mh_obj:+; mh $(per "$mh_obj") B, $(perp "$mh_pg") B}; rr itself $((rr_obj * 1024 / VS)) B; target at most 5120 B beyond rr"
 fi
 if [ -r /proc/slabinfo ]; then
 	info "slabinfo (active objects, object size) of the largest kmalloc caches now:"

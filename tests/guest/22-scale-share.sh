@@ -235,6 +235,12 @@ for v in 10.50.250.1:53 10.50.250.2:53; do
 	expect_eq "UDP $v: not shared" "$(svc_field_now "UDP $v" shared)" 1
 	sim_set "$T/set.maglev" "UDP $v" >"$T/s.big"
 	check_sim "UDP $v" "UDP $v" "$T/s.big"
+	# Every server's slots within 2 % of an even share of the 65537.
+	svc_dests "UDP $v" >"$T/d.big"
+	check "UDP $v: $(wc -l <"$T/d.big") servers' slot shares within 2 % of even ($(awk '{ if (!n || $3 < lo) lo = $3; if ($3 > hi) hi = $3; n++ } END { print lo ".." hi }' "$T/d.big"))" \
+		awk '{ s += $3; c[NR] = $3 } END { e = s / NR
+			for (i in c) if (c[i] < e * 0.98 || c[i] > e * 1.02) exit 1
+			exit s != 65537 }' "$T/d.big"
 done
 last=$((SHARE_SERVICES - 1))
 for i in 0 $last; do

@@ -260,6 +260,9 @@ void maglev_queue(struct maglev_service *ms, unsigned long now,
  * Bumps its generation and queues its build, which is charged to the
  * memory cgroup of the calling task: the one that made the change.  That
  * reference replaces the one of an earlier change no build consumed yet.
+ * A dead service takes no change: a sysctl write walks the namespace's
+ * services under RCU without a reference, and may reach one after
+ * done_service, whose last maglev_put() may already have put @ms->memcg.
  *
  * Context: process context (an IPVS callback or a sysctl write), may be
  * inside an RCU read-side section; takes @ms->lock.
@@ -270,9 +273,11 @@ void maglev_changed(struct maglev_service *ms)
 	unsigned long now = jiffies;
 
 	spin_lock(&ms->lock);
-	ms->gen++;
-	swap(ms->memcg, memcg);
-	maglev_queue(ms, now, maglev_delay(now, ms->next_build));
+	if (!ms->dead) {
+		ms->gen++;
+		swap(ms->memcg, memcg);
+		maglev_queue(ms, now, maglev_delay(now, ms->next_build));
+	}
 	spin_unlock(&ms->lock);
 	mem_cgroup_put(memcg);
 }

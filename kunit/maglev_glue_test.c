@@ -11,25 +11,37 @@
 #include <kunit/resource.h>
 #include <kunit/test.h>
 
+#include <linux/array_size.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
+#include <linux/hash.h>
 #include <linux/in.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/limits.h>
 #include <linux/list.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/rculist.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/siphash.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/sprintf.h>
 #include <linux/string.h>
+#include <linux/tcp.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -823,6 +835,67 @@ static void maglev_cache_test(struct kunit *test)
 	maglev_cache_put(c);
 }
 
+/* ------------------------------------------------------------------ */
+
+/*
+ * A table-size write walks the namespace's services under RCU without a
+ * reference (maglev_rebuild_net()) and may reach one that done_service has
+ * just released: its last maglev_put() put @ms->memcg and freed it after a
+ * grace period.  maglev_changed() on it must store no memory cgroup
+ * reference (it would never be put: a zombie memcg) and swap none out (it
+ * was put already: a double put), move no generation and queue no build.
+ */
+static void maglev_changed_dead_test(struct kunit *test)
+{
+	struct maglev_net *mn = kunit_kzalloc(test, sizeof(*mn), GFP_KERNEL);
+	struct ip_vs_service *svc = kunit_kzalloc(test, sizeof(*svc),
+						  GFP_KERNEL);
+	struct maglev_service *ms;
+	struct maglev_cache *c;
+	u64 gen;
+
+	KUNIT_ASSERT_NOT_NULL(test, mn);
+	KUNIT_ASSERT_NOT_NULL(test, svc);
+	c = maglev_cache_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	/* Freed by done_service's last reference, as ip_vs_maglev_init_svc's. */
+	ms = kzalloc(sizeof(*ms), GFP_KERNEL);
+	if (!ms)
+		maglev_cache_put(c);
+	KUNIT_ASSERT_NOT_NULL(test, ms);
+	spin_lock_init(&mn->lock);
+	INIT_LIST_HEAD(&mn->services);
+	mn->cache = c;
+	INIT_LIST_HEAD(&svc->destinations);
+	ms->mn = mn;
+	ms->svc = svc;
+	spin_lock_init(&ms->lock);
+	refcount_set(&ms->ref, 1);
+	INIT_DELAYED_WORK(&ms->work, maglev_build_work);
+	INIT_LIST_HEAD(&ms->ready_node);
+	ms->gen = 1;
+	/* A build took the memory cgroup of the last change. */
+	ms->memcg = NULL;
+	refcount_inc(&c->ref);
+	ms->cache = c;
+	svc->sched_data = ms;
+	list_add_tail_rcu(&ms->node, &mn->services);
+
+	/* The sysctl writer found the service before done_service ran. */
+	rcu_read_lock();
+	ip_vs_maglev_done_svc(svc);
+	gen = ms->gen;
+	maglev_changed(ms);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(ms->memcg));
+	KUNIT_EXPECT_EQ(test, ms->gen, gen);
+	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&ms->work));
+	KUNIT_EXPECT_TRUE(test, list_empty(&ms->ready_node));
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, list_empty(&mn->services));
+	rcu_barrier();
+	maglev_cache_put(c);
+}
+
 static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
 	KUNIT_CASE(maglev_svc_name_test),
@@ -838,6 +911,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_client_hash_test),
 	KUNIT_CASE(maglev_mem_test),
 	KUNIT_CASE(maglev_cache_test),
+	KUNIT_CASE(maglev_changed_dead_test),
 	{}
 };
 

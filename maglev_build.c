@@ -325,10 +325,18 @@ void maglev_rebuild_net(struct maglev_net *mn)
 /*
  * maglev_snapshot() - copy @ms's destinations into a new table descriptor
  *
- * Walks the IPVS service's destination list and takes a reference on each
- * destination under @ms->lock, so the backends are the service's
- * destinations at one instant (IPVS changes the list under RCU, each change
- * followed by its callback, which bumps @ms->gen under @ms->lock).
+ * Notes the generation and the namespace's table size under @ms->lock,
+ * while the service is not dead, then walks the IPVS service's destination
+ * list under RCU alone and takes a reference on each destination: IPVS's
+ * configuration path, whose callbacks take @ms->lock, never spins while a
+ * service of up to 65535 destinations is walked.  IPVS changes the list
+ * under RCU, each change followed by its callback, which bumps @ms->gen
+ * under @ms->lock: every change whose callback ran before the generation
+ * was read is in the snapshot, and one that races the walk, in it or not,
+ * is followed by another build.  The IPVS service outlives the walk: it
+ * is freed a grace period after its deletion, but for ip_vs_add_service's
+ * error path, which frees a service that has no destinations yet without
+ * one (then nothing is walked).
  * Returns NULL with *@err set: -ENOMEM, -E2BIG for more than
  * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
  * a dead service.  *@size is the namespace's table size at that instant.
@@ -368,7 +376,7 @@ struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 	*gen = ms->gen;
 	/* The namespace outlives its services' callbacks, not their builds. */
 	*size = READ_ONCE(ms->mn->table_size);
-	n = 0;
+	/* Not dead: the IPVS service is freed after a grace period, if at all. */
 	rcu_read_lock();
 	list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
 		struct maglev_backend *b = &lut->be[n];

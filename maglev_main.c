@@ -913,6 +913,12 @@ static int __init ip_vs_maglev_init(void)
 
 fail_pernet:
 	unregister_pernet_subsys(&maglev_net_ops);
+	/*
+	 * Each namespace's exit queued maglev_key_free_rcu(): wait for it
+	 * before the module's text goes (insmod of the MH_COMPAT build where
+	 * IPVS has "mh" already fails here with -EEXIST).
+	 */
+	rcu_barrier();
 fail_wq:
 	destroy_workqueue(maglev_wq);
 	return ret;

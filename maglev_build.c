@@ -378,24 +378,29 @@ struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 	*size = READ_ONCE(ms->mn->table_size);
 	/* Not dead: the IPVS service is freed after a grace period, if at all. */
 	rcu_read_lock();
-	list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
-		struct maglev_backend *b = &lut->be[n];
-		int weight = atomic_read(&dest->weight);
+	spin_unlock(&ms->lock);
+	if (!n)
+		room = 0;
+	n = 0;
+	if (room) {
+		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
+			struct maglev_backend *b = &lut->be[n];
+			int weight = atomic_read(&dest->weight);
 
-		if (n == room)
-			break;
-		ip_vs_dest_hold(dest);
-		lut->dest[n] = dest;
-		b->priv = dest;
-		/* IPVS allows weights up to INT_MAX. */
-		b->weight = max(weight, 0);
-		b->drain_weight = b->weight ? 0 :
-				  max(atomic_read(&dest->last_weight), 0);
-		n++;
+			if (n == room)
+				break;
+			ip_vs_dest_hold(dest);
+			lut->dest[n] = dest;
+			b->priv = dest;
+			/* IPVS allows weights up to INT_MAX. */
+			b->weight = max(weight, 0);
+			b->drain_weight = b->weight ? 0 :
+					  max(atomic_read(&dest->last_weight), 0);
+			n++;
+		}
 	}
 	rcu_read_unlock();
 	lut->nr = n;
-	spin_unlock(&ms->lock);
 
 	for (i = 0; i < lut->nr; i++) {
 		struct maglev_backend *b = &lut->be[i];
@@ -498,17 +503,15 @@ int maglev_build_table(struct maglev_service *ms)
 		lut->churn = t->churn;
 	} else {
 		if (!work)
-			work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
-					MAGLEV_GFP);
-		if (!work) {
-			ret = -ENOMEM;
-			why = "out of memory";
-			goto fail_lut;
+			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
+		if (work) {
+			lut->churn = maglev_churn(ot->table, ot->be, ot->nr,
+						  t->table, t->be, t->nr, work);
+			t->churn_from = ot->id;
+			t->churn = lut->churn;
+		} else {
+			lut->churn = MAGLEV_CHURN_UNKNOWN;
 		}
-		lut->churn = maglev_churn(ot->table, ot->be, ot->nr, t->table,
-					  t->be, t->nr, work);
-		t->churn_from = ot->id;
-		t->churn = lut->churn;
 	}
 	kvfree(work);
 	set_active_memcg(old_memcg);

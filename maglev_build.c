@@ -138,6 +138,21 @@ void *maglev_mem_alloc(size_t bytes, size_t *mem)
 }
 
 /*
+ * Scratch memory of a build or of a churn count, allocated as a table is
+ * (maglev_mem_alloc()): kmalloc() with __GFP_NORETRY up to a page,
+ * vmalloc() above.  Not kvmalloc(), whose contiguous first try keeps
+ * __GFP_RETRY_MAYFAIL: from about 262139 slots up it would reclaim and
+ * compact for an order-8 to order-10 block in the build work before it
+ * falls back to vmalloc().  Freed with kvfree().
+ */
+static void *maglev_scratch_alloc(size_t bytes)
+{
+	size_t mem = 0;
+
+	return maglev_test_scratch(maglev_mem_alloc(bytes, &mem), bytes);
+}
+
+/*
  * A service's table descriptor with room for @nr destinations, and the
  * array of @nr backends its snapshot fills in; no table yet.
  */
@@ -408,6 +423,7 @@ struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 
 		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
 					       d->af, &d->addr, d->port);
+		cond_resched();
 	}
 	return lut;
 
@@ -468,8 +484,12 @@ int maglev_build_table(struct maglev_service *ms)
 
 	size = maglev_fit_size(size, nr);
 	maglev_sort_backends(lut->be, nr);
-	/* The references follow the backends' order. */
-	for (i = 0; i < nr; i++)
+	/*
+	 * The references follow the backends' order.  Only the sort needs
+	 * priv: the backends may become a shared table, which outlives this
+	 * service's references, so it keeps no pointer to them.
+	 */
+	for (i = 0; i < nr; i++) {
 		lut->dest[i] = lut->be[i].priv;
 	hash = maglev_inputs_hash(size, lut->be, nr);
 

@@ -11,6 +11,7 @@
 
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
+#include <linux/limits.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/siphash.h>
@@ -49,6 +50,12 @@ union nf_inet_addr;
 #define MAGLEV_GFP_SMALL	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
 #define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN)
+
+/*
+ * maglev_lut.churn when the build had no memory to count it; /proc shows
+ * "churn -".
+ */
+#define MAGLEV_CHURN_UNKNOWN	U32_MAX
 
 /* Retry delays of a build that ran out of memory. */
 #define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
@@ -187,7 +194,8 @@ struct maglev_shared {
  * @rcu: frees the descriptor (dropping the destination references and the
  *	reference on @shared) after a grace period
  * @nr: number of destinations (backends)
- * @churn: slots whose owner changed against the previous table
+ * @churn: slots whose owner changed against the previous table, or
+ *	%MAGLEV_CHURN_UNKNOWN
  * @builds: tables published for the service, this one included
  * @gen: generation (maglev_service.gen) of the configuration snapshot it
  *	was built from
@@ -299,6 +307,16 @@ unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
 				unsigned long retry);
 void maglev_build_work(struct work_struct *work);
 void maglev_build_service(struct maglev_service *ms);
+
+#ifdef MAGLEV_KUNIT
+/* kunit/maglev_glue_test.c: sees every build scratch area, may fail it. */
+void *maglev_test_scratch(void *p, size_t bytes);
+#else
+static inline void *maglev_test_scratch(void *p, size_t bytes)
+{
+	return p;
+}
+#endif
 
 /* maglev_share.c: a namespace's shared tables and build queue */
 struct maglev_cache *maglev_cache_alloc(void);

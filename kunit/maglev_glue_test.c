@@ -896,6 +896,164 @@ static void maglev_changed_dead_test(struct kunit *test)
 	maglev_cache_put(c);
 }
 
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every build scratch area passes through maglev_test_scratch(): the
+ * tests below record what was asked for and may make it fail.
+ */
+struct scratch_probe {
+	u32 seen;
+	size_t bytes[8];
+	bool vmalloc[8];
+	u32 fail_from;		/* fail the requests from this one on, 0: none */
+};
+
+static struct scratch_probe *scratch_probe_of;
+
+void *maglev_test_scratch(void *p, size_t bytes)
+{
+	struct scratch_probe *sp = READ_ONCE(scratch_probe_of);
+	u32 n;
+
+	if (!sp || !p)
+		return p;
+	n = sp->seen++;
+	if (n < ARRAY_SIZE(sp->bytes)) {
+		sp->bytes[n] = bytes;
+		sp->vmalloc[n] = is_vmalloc_addr(p);
+	}
+	if (sp->fail_from && n + 1 >= sp->fail_from) {
+		kvfree(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void scratch_probe_off(void *unused)
+{
+	WRITE_ONCE(scratch_probe_of, NULL);
+}
+
+/* Unpublish and free @ms's table, after the RCU callbacks of the others. */
+static void test_unpublish(struct maglev_service *ms)
+{
+	struct maglev_lut *lut = rcu_dereference_protected(ms->lut, true);
+
+	RCU_INIT_POINTER(ms->lut, NULL);
+	rcu_barrier();
+	if (lut) {
+		atomic_dec(&lut->shared->users);
+		maglev_lut_free(lut);
+	}
+}
+
+/*
+ * maglev_build_table() on a made-up service: its scratch comes from
+ * kmalloc() up to a page and vmalloc() above, never kvmalloc()'s
+ * high-order kmalloc() try; a table found in the cache asks only for what
+ * the churn needs, and is published even when that fails, with the churn
+ * unknown; a table keeps no pointer to the destinations of the service
+ * that filled it.
+ */
+static void maglev_build_table_test(struct kunit *test)
+{
+	struct scratch_probe sp = {};
+	struct ip_vs_dest *d[FB_N];
+	struct maglev_service *ms;
+	struct maglev_shared *t1, *t2;
+	struct maglev_lut *lut;
+	struct maglev_cache *c;
+	u32 i;
+	int ok;
+
+	for (i = 0; i < FB_N; i++) {
+		char a[16];
+
+		snprintf(a, sizeof(a), "10.0.0.%u", i + 1);
+		d[i] = test_dest(test, AF_INET, a, 80, 1);
+	}
+	ms = test_service(test, d, FB_N);
+	c = maglev_cache_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	ms->cache = c;
+	ms->mn->table_size = 65537;
+	ok = kunit_add_action_or_reset(test, scratch_probe_off, NULL);
+	KUNIT_ASSERT_EQ(test, ok, 0);
+	WRITE_ONCE(scratch_probe_of, &sp);
+
+	/* A fill above a page: vmalloc(), not kvmalloc()'s kmalloc(). */
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_ASSERT_EQ(test, sp.seen, 1U);
+	KUNIT_EXPECT_EQ(test, sp.bytes[0], maglev_work_bytes(65537, FB_N));
+	KUNIT_EXPECT_GT(test, sp.bytes[0], (size_t)PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, sp.vmalloc[0]);
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	t1 = lut->shared;
+	KUNIT_ASSERT_NOT_NULL(test, t1);
+	for (i = 0; i < FB_N; i++) {
+		KUNIT_EXPECT_NULL(test, t1->be[i].priv);
+		KUNIT_EXPECT_PTR_EQ(test, lut->dest[i], d[i]);
+	}
+	/* Kept in the cache while the service moves on. */
+	refcount_inc(&t1->ref);
+
+	/* Another weight: another fill, which counts the churn from t1. */
+	atomic_set(&d[0]->weight, 2);
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 2U);
+	lut = rcu_dereference_protected(ms->lut, true);
+	t2 = lut->shared;
+	KUNIT_ASSERT_PTR_NE(test, t2, t1);
+	KUNIT_EXPECT_NE(test, lut->churn, MAGLEV_CHURN_UNKNOWN);
+	refcount_inc(&t2->ref);
+
+	/*
+	 * Back: t1 comes from the cache, and its churn memo is not from t2.
+	 * The churn needs a u16 per old backend, and when even that fails
+	 * the table is published, the churn unknown.
+	 */
+	atomic_set(&d[0]->weight, 1);
+	sp.fail_from = 3;
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 3U);
+	KUNIT_EXPECT_EQ(test, sp.bytes[2], maglev_churn_bytes(FB_N));
+	KUNIT_EXPECT_LT(test, sp.bytes[2], maglev_work_bytes(65537, FB_N));
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t1);
+	KUNIT_EXPECT_EQ(test, lut->churn, MAGLEV_CHURN_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, ms->alloc_fail, 0ULL);
+
+	/* To t2 from the cache: its memo is from t1, no scratch. */
+	sp.fail_from = 0;
+	atomic_set(&d[0]->weight, 2);
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 3U);
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t2);
+	KUNIT_EXPECT_EQ(test, lut->churn, t2->churn);
+
+	/* Back to t1 with memory: counted, the same slots as the other way. */
+	atomic_set(&d[0]->weight, 1);
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 4U);
+	KUNIT_EXPECT_EQ(test, sp.bytes[3], maglev_churn_bytes(FB_N));
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t1);
+	KUNIT_EXPECT_EQ(test, lut->churn, t2->churn);
+	KUNIT_EXPECT_GT(test, lut->churn, 0U);
+
+	WRITE_ONCE(scratch_probe_of, NULL);
+	test_unpublish(ms);
+	maglev_shared_put(t1);
+	maglev_shared_put(t2);
+	KUNIT_EXPECT_EQ(test, c->tables, 0U);
+	maglev_cache_put(c);
+	for (i = 0; i < FB_N; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+}
+
 static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
 	KUNIT_CASE(maglev_svc_name_test),
@@ -912,6 +1070,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_mem_test),
 	KUNIT_CASE(maglev_cache_test),
 	KUNIT_CASE(maglev_changed_dead_test),
+	KUNIT_CASE(maglev_build_table_test),
 	{}
 };
 

@@ -491,6 +491,8 @@ int maglev_build_table(struct maglev_service *ms)
 	 */
 	for (i = 0; i < nr; i++) {
 		lut->dest[i] = lut->be[i].priv;
+		lut->be[i].priv = NULL;
+	}
 	hash = maglev_inputs_hash(size, lut->be, nr);
 
 	t = maglev_cache_find(c, size, lut->be, nr, hash);
@@ -498,8 +500,8 @@ int maglev_build_table(struct maglev_service *ms)
 		kvfree(lut->be);
 	} else {
 		/* The scratch area serves maglev_build() and maglev_churn(). */
-		work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
-				MAGLEV_GFP);
+		work = maglev_scratch_alloc(maglev_work_bytes(size,
+							      max(nr, onr)));
 		if (!work) {
 			ret = -ENOMEM;
 			why = "out of memory";
@@ -522,6 +524,12 @@ int maglev_build_table(struct maglev_service *ms)
 		/* Another service made the same move: same churn. */
 		lut->churn = t->churn;
 	} else {
+		/*
+		 * A table from the cache needs scratch only for the churn: a
+		 * u16 per old backend.  Without it the table is published
+		 * with the churn unknown: a statistic never keeps a ready
+		 * table from serving.
+		 */
 		if (!work)
 			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
 		if (work) {

@@ -44,6 +44,7 @@
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/refcount.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
@@ -145,12 +146,14 @@ static bool maglev_same_inputs(const struct maglev_backend *a,
 {
 	u32 i;
 
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		if (a[i].name_len != b[i].name_len ||
 		    a[i].weight != b[i].weight ||
 		    a[i].drain_weight != b[i].drain_weight ||
 		    memcmp(a[i].name, b[i].name, a[i].name_len))
 			return false;
+		cond_resched();
+	}
 	return true;
 }
 
@@ -167,6 +170,14 @@ static struct hlist_head *maglev_bucket(struct maglev_cache *c, u64 hash)
  * @nr: their number
  * @hash: maglev_inputs_hash() of them
  *
+ * The cache's lock (which softirqs take too, when an RCU callback drops a
+ * table's last reference) is held only to pick the candidate, by hash, size
+ * and number of backends, and take a reference on it; its up to 65535
+ * backend names are compared after, outside the lock, while the reference
+ * keeps it.  A candidate of the same hash but other inputs (inputs that
+ * collide in 64 bits) is not looked past: the build fills its own table.
+ *
+ * Context: process context, no lock held (the build work).
  * Return: the table with a new reference, or NULL if the cache has none
  * (a table whose last reference is dropping does not count).
  */
@@ -179,13 +190,21 @@ struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
 	spin_lock_bh(&c->lock);
 	hlist_for_each_entry(t, maglev_bucket(c, hash), node) {
 		if (t->hash == hash && t->size == size && t->nr == nr &&
-		    maglev_same_inputs(t->be, be, nr) &&
 		    refcount_inc_not_zero(&t->ref)) {
 			found = t;
-			c->found++;
 			break;
 		}
 	}
+	spin_unlock_bh(&c->lock);
+	if (!found)
+		return NULL;
+	/* Immutable once in the cache: no lock needed to compare. */
+	if (!maglev_same_inputs(found->be, be, nr)) {
+		maglev_shared_put(found);
+		return NULL;
+	}
+	spin_lock_bh(&c->lock);
+	c->found++;
 	spin_unlock_bh(&c->lock);
 	return found;
 }

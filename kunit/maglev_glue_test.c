@@ -1054,6 +1054,179 @@ static void maglev_build_table_test(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
 }
 
+/* ------------------------------------------------------------------ */
+
+/*
+ * Timed at the largest N: while maglev_snapshot() walks 65535
+ * destinations and maglev_cache_find() compares 65535 names, a kthread
+ * takes the lock they used to hold over the whole walk (the service's, the
+ * cache's) in a loop and notes its longest wait.  The walks are printed
+ * with the wait; the wait must stay well below the walk.
+ */
+#define BIG_N	MAGLEV_MAX_BACKENDS
+
+struct lock_waiter {
+	spinlock_t *lock;	/* the lock to take and time */
+	bool bh;
+	bool stop;
+	bool started;
+	u64 max_ns;
+	struct completion done;
+};
+
+static int lock_waiter_fn(void *arg)
+{
+	struct lock_waiter *lw = arg;
+
+	WRITE_ONCE(lw->started, true);
+	while (!READ_ONCE(lw->stop)) {
+		u64 t0 = ktime_get_ns(), dt;
+
+		if (lw->bh)
+			spin_lock_bh(lw->lock);
+		else
+			spin_lock(lw->lock);
+		dt = ktime_get_ns() - t0;
+		if (lw->bh)
+			spin_unlock_bh(lw->lock);
+		else
+			spin_unlock(lw->lock);
+		lw->max_ns = max(lw->max_ns, dt);
+		cond_resched();
+	}
+	complete(&lw->done);
+	return 0;
+}
+
+static bool lock_waiter_start(struct kunit *test, struct lock_waiter *lw,
+			      spinlock_t *lock, bool bh)
+{
+	struct task_struct *k;
+	int n = 1000;
+
+	memset(lw, 0, sizeof(*lw));
+	lw->lock = lock;
+	lw->bh = bh;
+	init_completion(&lw->done);
+	k = kthread_run(lock_waiter_fn, lw, "maglev-kunit-waiter");
+	if (IS_ERR(k))
+		return false;
+	while (!READ_ONCE(lw->started) && n--)
+		usleep_range(1000, 2000);
+	return READ_ONCE(lw->started);
+}
+
+static void lock_waiter_stop(struct lock_waiter *lw)
+{
+	WRITE_ONCE(lw->stop, true);
+	wait_for_completion(&lw->done);
+}
+
+/*
+ * Three rounds, the least of the longest waits kept: a vCPU the host
+ * preempts once makes one wait long, not three.
+ */
+#define BIG_ROUNDS	3
+
+static void maglev_big_walk_test(struct kunit *test)
+{
+	u64 gen, t0, dt, snap_ns = U64_MAX, find_ns = U64_MAX;
+	u64 snap_wait = U64_MAX, find_wait = U64_MAX;
+	struct maglev_shared *t, *found;
+	struct ip_vs_dest *dests, **d;
+	struct maglev_service *ms;
+	struct maglev_lut *lut = NULL;
+	struct maglev_backend *be;
+	struct maglev_cache *c;
+	struct lock_waiter lw;
+	u32 size, i, r;
+	int err;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	dests = kvcalloc(BIG_N, sizeof(*dests), GFP_KERNEL);
+	d = kvcalloc(BIG_N, sizeof(*d), GFP_KERNEL);
+	be = kvcalloc(BIG_N, sizeof(*be), GFP_KERNEL);
+	if (!dests || !d || !be) {
+		kvfree(dests);
+		kvfree(d);
+		kvfree(be);
+		kunit_skip(test, "no memory for %u destinations", BIG_N);
+	}
+	for (i = 0; i < BIG_N; i++) {
+		d[i] = &dests[i];
+		d[i]->af = AF_INET;
+		d[i]->addr.ip = htonl(0x0a000000 + i);
+		d[i]->port = htons(80);
+		atomic_set(&d[i]->weight, 1);
+		refcount_set(&d[i]->refcnt, 1);
+		test_set_available(d[i], true);
+	}
+	ms = test_service(test, d, BIG_N);
+
+	for (r = 0; r < BIG_ROUNDS; r++) {
+		if (lut)
+			maglev_lut_free(lut);
+		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &ms->lock,
+							  false));
+		t0 = ktime_get_ns();
+		lut = maglev_snapshot(ms, &gen, &size, &err);
+		dt = ktime_get_ns() - t0;
+		lock_waiter_stop(&lw);
+		KUNIT_ASSERT_NOT_NULL(test, lut);
+		KUNIT_EXPECT_EQ(test, lut->nr, (u32)BIG_N);
+		snap_ns = min(snap_ns, dt);
+		snap_wait = min(snap_wait, lw.max_ns);
+	}
+
+	/* A table of these backends in the cache, found by the same ones. */
+	c = maglev_cache_alloc();
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	memcpy(be, lut->be, BIG_N * sizeof(*be));
+	t->be = be;
+	t->nr = BIG_N;
+	t->size = 65537;
+	t->hash = maglev_inputs_hash(t->size, be, BIG_N);
+	refcount_set(&t->ref, 1);
+	refcount_inc(&c->ref);
+	t->cache = c;
+	spin_lock_bh(&c->lock);
+	c->tables++;
+	hlist_add_head(&t->node,
+		       &c->bucket[hash_64(t->hash, MAGLEV_CACHE_BITS)]);
+	spin_unlock_bh(&c->lock);
+
+	for (r = 0; r < BIG_ROUNDS; r++) {
+		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &c->lock,
+							  true));
+		t0 = ktime_get_ns();
+		found = maglev_cache_find(c, t->size, lut->be, BIG_N, t->hash);
+		dt = ktime_get_ns() - t0;
+		lock_waiter_stop(&lw);
+		KUNIT_EXPECT_PTR_EQ(test, found, t);
+		if (found)
+			maglev_shared_put(found);
+		find_ns = min(find_ns, dt);
+		find_wait = min(find_wait, lw.max_ns);
+	}
+
+	kunit_info(test,
+		   "N=%u, least of %u rounds: maglev_snapshot %llu us, longest wait for the service's lock meanwhile %llu us; maglev_cache_find %llu us, longest wait for the cache's lock %llu us\n",
+		   BIG_N, BIG_ROUNDS, snap_ns / 1000, snap_wait / 1000,
+		   find_ns / 1000, find_wait / 1000);
+	/* Held for a few reads, not across the walk. */
+	KUNIT_EXPECT_LT(test, snap_wait, snap_ns / 2);
+	KUNIT_EXPECT_LT(test, find_wait, find_ns / 2);
+
+	maglev_shared_put(t);	/* frees be */
+	maglev_cache_put(c);
+	maglev_lut_free(lut);
+	kvfree(d);
+	kvfree(dests);
+}
+
 static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
 	KUNIT_CASE(maglev_svc_name_test),
@@ -1071,6 +1244,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_cache_test),
 	KUNIT_CASE(maglev_changed_dead_test),
 	KUNIT_CASE(maglev_build_table_test),
+	KUNIT_CASE(maglev_big_walk_test),
 	{}
 };
 

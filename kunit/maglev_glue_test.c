@@ -652,6 +652,79 @@ static void maglev_moved_dest_test(struct kunit *test)
 	maglev_lut_free(lut);
 }
 
+/*
+ * A server over its upper threshold (IP_VS_DEST_F_OVERLOAD) takes no new
+ * connection: a SYN, or a UDP datagram, is refused without flag-1 and goes
+ * elsewhere with it.  A TCP packet without SYN that IPVS schedules
+ * (sloppy_tcp) belongs to a connection that lives on the table's server
+ * already (another load balancer had it): it goes there, whatever its load.
+ */
+static void maglev_overload_takeover_test(struct kunit *test)
+{
+	struct ip_vs_iphdr iph = { .protocol = IPPROTO_TCP, .len = 0 };
+	struct ip_vs_dest *d[FB_N], *want, *got;
+	struct maglev_service *ms;
+	struct ip_vs_service *svc;
+	struct maglev_lut *lut;
+	struct sk_buff *skb;
+	struct tcphdr *th;
+	u32 k;
+
+	lut = test_lut_ms(test, d, &ms);
+	svc = ms->svc;
+	svc->sched_data = ms;
+	rcu_assign_pointer(ms->lut, lut);
+	skb = alloc_skb(sizeof(*th), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	th = skb_put_zero(skb, sizeof(*th));
+	th->source = htons(40000);
+	th->dest = htons(80);
+
+	for (k = 0; k < 50; k++) {
+		iph.saddr.ip = htonl(0x0a090001 + k);
+		svc->flags = MAGLEV_F_PORT;
+		iph.protocol = IPPROTO_TCP;
+		th->syn = 1;
+		th->ack = 0;
+		rcu_read_lock();
+		want = ip_vs_maglev_schedule(svc, skb, &iph);
+		KUNIT_ASSERT_NOT_NULL(test, want);
+		want->flags |= IP_VS_DEST_F_OVERLOAD;
+
+		/* New connections: refused, or elsewhere with flag-1. */
+		KUNIT_EXPECT_NULL(test, ip_vs_maglev_schedule(svc, skb, &iph));
+		svc->flags |= MAGLEV_F_FALLBACK;
+		got = ip_vs_maglev_schedule(svc, skb, &iph);
+		KUNIT_EXPECT_NOT_NULL(test, got);
+		KUNIT_EXPECT_PTR_NE(test, got, want);
+		iph.protocol = IPPROTO_UDP;
+		KUNIT_EXPECT_PTR_NE(test, ip_vs_maglev_schedule(svc, skb, &iph),
+				    want);
+		svc->flags &= ~MAGLEV_F_FALLBACK;
+		KUNIT_EXPECT_NULL(test, ip_vs_maglev_schedule(svc, skb, &iph));
+
+		/* A connection taken over: its server, with or without flag-1. */
+		iph.protocol = IPPROTO_TCP;
+		th->syn = 0;
+		th->ack = 1;
+		KUNIT_EXPECT_PTR_EQ(test, ip_vs_maglev_schedule(svc, skb, &iph),
+				    want);
+		svc->flags |= MAGLEV_F_FALLBACK;
+		KUNIT_EXPECT_PTR_EQ(test, ip_vs_maglev_schedule(svc, skb, &iph),
+				    want);
+		/* Not when the server is retired: drained, it goes elsewhere. */
+		atomic_set(&want->weight, 0);
+		got = ip_vs_maglev_schedule(svc, skb, &iph);
+		KUNIT_EXPECT_PTR_NE(test, got, want);
+		atomic_set(&want->weight, 1);
+		want->flags &= ~IP_VS_DEST_F_OVERLOAD;
+		rcu_read_unlock();
+	}
+	kfree_skb(skb);
+	RCU_INIT_POINTER(ms->lut, NULL);
+	maglev_lut_free(lut);
+}
+
 /* ------------------------------------------------------------------ */
 
 /*
@@ -1238,6 +1311,7 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_queue_test),
 	KUNIT_CASE(maglev_fallback_test),
 	KUNIT_CASE(maglev_moved_dest_test),
+	KUNIT_CASE(maglev_overload_takeover_test),
 	KUNIT_CASE(maglev_show_one_table_test),
 	KUNIT_CASE(maglev_client_hash_test),
 	KUNIT_CASE(maglev_mem_test),

@@ -186,60 +186,59 @@ struct workqueue_struct *maglev_wq;
 /* Module parameters: the values a new network namespace starts with */
 
 /*
- * A table size as written: "auto" (MAGLEV_SIZE_AUTO) or a valid prime,
- * with at most one trailing newline.  Return: 0, or -EINVAL with *@why set
- * to the reason (NULL for text that is not a number at all).
+ * "auto", a size of earlier versions that followed the number of real
+ * servers and moved most clients whenever it changed, is refused by name.
+ */
+#define MAGLEV_AUTO_GONE	"auto is no longer a table size: the size is fixed, 65537 by default, or a prime in 251..5000011"
+
+/*
+ * A table size as written: a valid prime, with at most one trailing
+ * newline.  Return: 0, or -EINVAL with *@why set to the reason (NULL for
+ * text that is not a number at all).
  */
 static int maglev_parse_size(const char *val, unsigned int *size,
 			     const char **why)
 {
 	*why = NULL;
 	if (sysfs_streq(val, "auto")) {
-		*size = MAGLEV_SIZE_AUTO;
-		return 0;
+		*why = MAGLEV_AUTO_GONE;
+		return -EINVAL;
 	}
 	if (kstrtouint(val, 0, size))
 		return -EINVAL;
 	return maglev_check_size(*size, why);
 }
 
-/* "auto" or the number, without a newline. */
-static void maglev_print_size(char *buf, size_t len, unsigned int size)
-{
-	if (size == MAGLEV_SIZE_AUTO)
-		strscpy(buf, "auto", len);
-	else
-		snprintf(buf, len, "%u", size);
-}
-
+/*
+ * table_size=auto, left in a modprobe.d file from an earlier version, must
+ * not keep the module from loading: the size stays what it is (the
+ * default at load) and one warning names the replacement.
+ */
 static int maglev_size_set(const char *val, const struct kernel_param *kp)
 {
 	const char *why;
 	unsigned int size;
 
+	if (sysfs_streq(val, "auto")) {
+		pr_warn(KBUILD_MODNAME ".table_size=auto ignored, the size stays %u: %s\n",
+			*(unsigned int *)kp->arg, MAGLEV_AUTO_GONE);
+		return 0;
+	}
 	if (maglev_parse_size(val, &size, &why)) {
 		if (why)
 			pr_info(KBUILD_MODNAME ".table_size %.*s rejected: %s\n",
 				(int)strcspn(val, "\n"), val, why);
 		else
-			pr_info(KBUILD_MODNAME ".table_size: not auto or an unsigned number\n");
+			pr_info(KBUILD_MODNAME ".table_size: not an unsigned number\n");
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = size;
 	return 0;
 }
 
-static int maglev_size_get(char *buf, const struct kernel_param *kp)
-{
-	char text[16];
-
-	maglev_print_size(text, sizeof(text), *(unsigned int *)kp->arg);
-	return sysfs_emit(buf, "%s\n", text);
-}
-
 static const struct kernel_param_ops maglev_size_ops = {
 	.set = maglev_size_set,
-	.get = maglev_size_get,
+	.get = param_get_uint,
 };
 
 static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
@@ -305,7 +304,7 @@ static const struct kernel_param_ops maglev_key_param_ops = {
 
 module_param_cb(table_size, &maglev_size_ops, &maglev_table_size, 0644);
 MODULE_PARM_DESC(table_size,
-		 "table size a new network namespace starts with (net.ipv4.vs.maglev_table_size): auto (sized to each service, the default) or a prime in 251..5000011");
+		 "table size a new network namespace starts with (net.ipv4.vs.maglev_table_size): a prime in 251..5000011 (default 65537)");
 module_param_cb(holdoff_ms, &maglev_holdoff_ops, &maglev_holdoff_ms, 0644);
 MODULE_PARM_DESC(holdoff_ms,
 		 "hold-off a new network namespace starts with (net.ipv4.vs.maglev_holdoff_ms), 0..10000 ms (default 50)");
@@ -365,7 +364,7 @@ static int maglev_sysctl_uint(maglev_ctl_table *table, int write,
 	return write && !ret ? 1 : ret;
 }
 
-/* "auto" or a prime: the text is read and written as a string. */
+/* A prime; "auto" is refused with the reason (maglev_parse_size()). */
 static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 			      void *buffer, size_t *lenp, loff_t *ppos)
 {
@@ -381,7 +380,7 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 	int ret;
 
 	if (!write)
-		maglev_print_size(text, sizeof(text), size);
+		snprintf(text, sizeof(text), "%u", size);
 	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
 	if (ret || !write)
 		return ret;

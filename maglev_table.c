@@ -26,12 +26,6 @@
  */
 #define TAIL_SLOTS	MAGLEV_TAIL_SLOTS
 
-/* Auto sizes: "Table size" in maglev_table.h. */
-static const u32 maglev_ladder[] = {
-	251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
-	262139, 524287, 1048573, 2097143, 4194301, MAGLEV_SIZE_MAX,
-};
-
 /* Per-backend fill state, in the scratch area. */
 struct maglev_cursor {
 	u32 pos;	/* next candidate slot of the preference sequence */
@@ -92,28 +86,8 @@ int maglev_check_size(u32 size, const char **why)
 }
 
 /**
- * maglev_auto_size() - the table size "auto" gives a number of backends
- * @nr_backends: number of backends N, weight 0 included
- *
- * Return: the smallest size of the ladder (maglev_table.h, "Table size")
- * that is at least %MAGLEV_AUTO_K * @nr_backends, or %MAGLEV_SIZE_MAX if
- * none is.
- */
-u32 maglev_auto_size(u32 nr_backends)
-{
-	u64 want = (u64)MAGLEV_AUTO_K * nr_backends;
-	u32 i;
-
-	/* The ladder ends with MAGLEV_SIZE_MAX. */
-	for (i = 0; maglev_ladder[i] < MAGLEV_SIZE_MAX; i++)
-		if (maglev_ladder[i] >= want)
-			break;
-	return maglev_ladder[i];
-}
-
-/**
  * maglev_fit_size() - table size for a number of backends
- * @size: configured table size M, or %MAGLEV_SIZE_AUTO
+ * @size: configured table size M
  * @nr_backends: number of backends N, weight 0 included
  *
  * A table needs at least one slot per backend.  Callers pass the size they
@@ -121,8 +95,7 @@ u32 maglev_auto_size(u32 nr_backends)
  * the size it is given and refuses N > M.  All backends count, not only
  * those with a positive weight, so draining a backend never changes M.
  *
- * Return: maglev_auto_size(@nr_backends) for %MAGLEV_SIZE_AUTO; @size if
- * @nr_backends <= @size (or @nr_backends is above %MAGLEV_MAX_BACKENDS,
+ * Return: @size if @nr_backends <= @size (or @nr_backends is above %MAGLEV_MAX_BACKENDS,
  * which maglev_build() refuses anyway); otherwise the smallest prime
  * >= @nr_backends: at most 65537, so a valid table size whenever @size is.
  */
@@ -130,8 +103,6 @@ u32 maglev_fit_size(u32 size, u32 nr_backends)
 {
 	u32 m;
 
-	if (size == MAGLEV_SIZE_AUTO)
-		return maglev_auto_size(nr_backends);
 	if (nr_backends <= size || nr_backends > MAGLEV_MAX_BACKENDS)
 		return size;
 	for (m = nr_backends; !maglev_is_prime(m); m++)
@@ -143,28 +114,33 @@ u32 maglev_fit_size(u32 size, u32 nr_backends)
  * maglev_slot_width() - bits per slot of a table
  * @nr_backends: number of backends N, weight 0 included
  *
- * Return: the smallest of 1, 2, 4, 8, 16 whose values hold the indices
- * 0..N-1, or 0 for N <= 1 (no slot storage).
+ * Return: ceil(log2 N), the fewest bits that hold the indices 0..N-1: 1 to
+ * 16 for N up to %MAGLEV_MAX_BACKENDS, or 0 for N <= 1 (no slot storage).
  */
 u32 maglev_slot_width(u32 nr_backends)
 {
+	u32 w = 0;
+
 	if (nr_backends <= 1)
 		return 0;
-	if (nr_backends <= 2)
-		return 1;
-	if (nr_backends <= 4)
-		return 2;
-	if (nr_backends <= 16)
-		return 4;
-	if (nr_backends <= 256)
-		return 8;
-	return 16;
+	while (w < 32 && (nr_backends - 1) >> w)
+		w++;
+	return w;
 }
 
-/* Words of packed slots: at least the one a table without slots keeps. */
-static size_t maglev_words(u32 size, u32 width)
+/**
+ * maglev_slot_bytes() - bytes of a table's packed slots
+ * @size: number of slots M
+ * @nr_backends: number of backends N, weight 0 included
+ *
+ * Return: floor((M - 1) * W / 8) + 4 for W = maglev_slot_width(N): the
+ * 4-byte load of the last slot ends there.  4 for a table without slots.
+ */
+size_t maglev_slot_bytes(u32 size, u32 nr_backends)
 {
-	return width ? ((size_t)size * width + 31) / 32 : 1;
+	u32 width = maglev_slot_width(nr_backends);
+
+	return width && size ? (size_t)(size - 1) * width / 8 + 4 : 4;
 }
 
 /**
@@ -181,7 +157,7 @@ static size_t maglev_words(u32 size, u32 width)
 size_t maglev_table_bytes(u32 size, u32 nr_backends)
 {
 	return sizeof(struct maglev_table) +
-	       maglev_words(size, maglev_slot_width(nr_backends)) * sizeof(u32);
+	       maglev_slot_bytes(size, nr_backends);
 }
 
 /*
@@ -815,21 +791,46 @@ static u32 maglev_pack_header(struct maglev_table *t, u32 size, u32 n,
 	t->size = size;
 	t->nr_backends = n;
 	t->nr_filled = filled;
-	t->width = (u8)width;
-	t->reserved = 0;
+	t->width = (u16)width;
+	t->mul = width ? size : 0;
+	t->mask = (u16)((1U << width) - 1);
 	if (!width) {
 		/* One backend (index 0) or none: no slots, one word. */
-		t->mul = 0;
-		t->shift = 0;
 		t->mask = 0xffff;
-		t->word[0] = filled ? 0 : MAGLEV_NONE;
-		return 0;
+		maglev_put_le32(t->byte, filled ? 0 : MAGLEV_NONE);
 	}
-	t->mul = size;
-	t->shift = (u8)(width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 :
-			width == 8 ? 3 : 4);
-	t->mask = (u16)((1U << width) - 1);
 	return width;
+}
+
+/* Appends W-bit values to a table's packed slots, 32 bits at a time. */
+struct maglev_packer {
+	u8 *p;
+	u64 acc;
+	u32 bits;
+};
+
+static inline void maglev_pack_put(struct maglev_packer *pk, u32 v, u32 width)
+{
+	pk->acc |= (u64)v << pk->bits;
+	pk->bits += width;
+	if (pk->bits >= 32) {
+		maglev_put_le32(pk->p, (u32)pk->acc);
+		pk->p += 4;
+		pk->acc >>= 32;
+		pk->bits -= 32;
+	}
+}
+
+/* The bits left, then zeros to the end of the slot bytes. */
+static void maglev_pack_end(struct maglev_packer *pk,
+			    const struct maglev_table *t)
+{
+	const u8 *end = t->byte + maglev_slot_bytes(t->size, t->nr_backends);
+
+	while (pk->p < end) {
+		*pk->p++ = (u8)pk->acc;
+		pk->acc >>= 8;
+	}
 }
 
 /*
@@ -840,94 +841,53 @@ static u32 maglev_pack_header(struct maglev_table *t, u32 size, u32 n,
 static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
 			u32 n, u32 filled, u32 *budget)
 {
-	u32 width = maglev_pack_header(t, size, n, filled), per, nw, w, s, k;
+	u32 width = maglev_pack_header(t, size, n, filled), s;
+	struct maglev_packer pk = { .p = t->byte };
 
 	if (!width)
 		return;
-	per = 32 / width;
-	nw = (u32)maglev_words(size, width);
-	for (w = 0, s = 0; w < nw; w++) {
-		u32 word = 0;
-
-		maglev_spend(budget, per);
-		for (k = 0; k < per && s < size; k++, s++)
-			word |= (u32)slot[s] << (k * width);
-		t->word[w] = word;
+	for (s = 0; s < size; s++) {
+		maglev_spend(budget, 1);
+		maglev_pack_put(&pk, slot[s], width);
 	}
+	maglev_pack_end(&pk, t);
 }
 
 /*
  * The last pass of a build, one pass over the @size owners in @slot: the
  * digest of maglev_table.h into @t, each backend's slot count, and the
- * packed slots (maglev_pack()).  Four slots at a time: a digest group, and
- * 4 * W bits, which never straddle two words (W <= 8) or fill exactly two
- * (W = 16).
+ * packed slots (maglev_pack()).  Four slots at a time, a digest group.
  */
 static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 			  struct maglev_backend *b, u32 n, u32 filled,
 			  u32 *budget)
 {
 	u32 width = maglev_pack_header(t, size, n, filled);
-	u32 i, s, j, bits = 0, cur = 0, wi = 0;
+	struct maglev_packer pk = { .p = t->byte };
+	u32 i, s, j;
 	u64 d = maglev_mix64(DIGEST_TAG ^ size);
 
 	d = maglev_mix64(d ^ n);
 	for (i = 0; i < n; i++)
 		d = maglev_hash(b[i].name, b[i].name_len, d);
-	for (s = 0; s + 4 <= size; s += 4) {
-		u64 v0 = slot[s], v1 = slot[s + 1], v2 = slot[s + 2];
-		u64 v3 = slot[s + 3], g;
-
-		maglev_spend(budget, 4);
-		d = maglev_mix64(d ^ (v0 | v1 << 16 | v2 << 32 | v3 << 48));
-		if (!filled)
-			continue;
-		b[v0].slots++;
-		b[v1].slots++;
-		b[v2].slots++;
-		b[v3].slots++;
-		if (!width)
-			continue;
-		g = v0 | v1 << width | v2 << 2 * width | v3 << 3 * width;
-		if (width == 16) {
-			t->word[wi++] = (u32)g;
-			t->word[wi++] = (u32)(g >> 32);
-			continue;
-		}
-		cur |= (u32)g << bits;
-		bits += 4 * width;
-		if (bits == 32) {
-			t->word[wi++] = cur;
-			cur = 0;
-			bits = 0;
-		}
-	}
-	if (s < size) {
+	for (s = 0; s < size; s += 4) {
 		u64 g = 0;
 
-		for (j = 0; s + j < size; j++) {
-			u32 v = slot[s + j];
+		maglev_spend(budget, 4);
+		for (j = 0; j < 4; j++) {
+			u32 v = s + j < size ? slot[s + j] : MAGLEV_NONE;
 
 			g |= (u64)v << (16 * j);
-			if (!filled)
+			if (!filled || s + j >= size)
 				continue;
 			b[v].slots++;
-			if (!width)
-				continue;
-			if (bits == 32) {
-				t->word[wi++] = cur;
-				cur = 0;
-				bits = 0;
-			}
-			cur |= v << bits;
-			bits += width;
+			if (width)
+				maglev_pack_put(&pk, v, width);
 		}
-		for (; j < 4; j++)
-			g |= (u64)0xffff << (16 * j);
 		d = maglev_mix64(d ^ g);
 	}
-	if (bits)
-		t->word[wi] = cur;
+	if (width)
+		maglev_pack_end(&pk, t);
 	t->digest = d;
 }
 

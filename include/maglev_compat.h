@@ -89,6 +89,7 @@ typedef __s64 s64;
 #define le16_to_cpu(x)	le16toh(x)
 #define le32_to_cpu(x)	le32toh(x)
 #define le64_to_cpu(x)	le64toh(x)
+#define cpu_to_le32(x)	htole32(x)
 #define cpu_to_le64(x)	htole64(x)
 
 #ifndef likely
@@ -209,6 +210,13 @@ static inline u16 maglev_le16(const u8 *p)
 
 	memcpy(&v, p, sizeof(v));
 	return le16_to_cpu(v);
+}
+
+static inline void maglev_put_le32(u8 *p, u32 v)
+{
+	__le32 le = cpu_to_le32(v);
+
+	memcpy(p, &le, sizeof(le));
 }
 
 #endif /* _MAGLEV_COMPAT_H */

@@ -31,19 +31,11 @@
  *
  * Table size: M is a prime from MAGLEV_SIZE_MIN to MAGLEV_SIZE_MAX, and
  * at least the number N of backends (all of them, weight 0 included, so
- * that draining never changes M).  The configured size is either a prime
- * or "auto" (the value MAGLEV_SIZE_AUTO = 0, the default).  Under auto, M
- * is the smallest size of the ladder
- *   251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
- *   262139, 524287, 1048573, 2097143, 4194301, 5000011
- * (the largest prime below each power of two from 2^8 to 2^22, then
- * MAGLEV_SIZE_MAX) that is >= K * N with K = MAGLEV_AUTO_K = 100, and
- * 5000011 when K * N is above 5000011 (N > 50000).  N counts every
- * backend whatever its weight, so a drain or a restore never changes M;
- * only adding or removing backends across a step does.  A configured
- * prime below N is replaced by the smallest prime >= N (maglev_fit_size()
- * applies both rules; the callers apply it, and maglev_build() refuses
- * N > M).  N <= MAGLEV_MAX_BACKENDS = 65535, and the smallest prime
+ * that draining never changes M).  The default is MAGLEV_SIZE_DEFAULT =
+ * 65537, the paper's.  M never changes with N: a configured prime below N
+ * is replaced by the smallest prime >= N (maglev_fit_size(); the callers
+ * apply it, and maglev_build() refuses N > M), which is the only way N
+ * changes M.  N <= MAGLEV_MAX_BACKENDS = 65535, and the smallest prime
  * >= 65535 is 65537, so the fitted size is always valid.
  * For a table size M:
  *   offset = h32(name "|offset") % M
@@ -158,18 +150,17 @@
  * key hash h, and the slot's owner.
  *
  * Packed slots (the in-memory layout; not part of the digest, which is
- * over the owners): a table of N backends stores each slot's owner index
- * in W bits, the smallest of 1, 2, 4, 8, 16 with 2^W >= N, in 32-bit
- * words: slot s is bits (s * W) % 32 .. + W - 1 of word (s * W) / 32,
- * lowest bits first, so a slot never straddles two words and the words
- * fill ceil(M * W / 32) u32s.  A table of one backend (W = 0) and an
- * empty table store no slots: one word that every lookup reads, 0 (the
+ * over the owners): a table of N >= 2 backends stores each slot's owner
+ * index in exactly W = ceil(log2 N) bits, 1 to 16, as one little-endian bit
+ * string: slot s is bits s * W .. s * W + W - 1, bit k being bit k % 8 of
+ * byte k / 8.  A lookup loads the 4 bytes from byte s * W / 8 on (one
+ * unaligned little-endian load: s * W % 8 + W <= 23 bits fit), shifts by
+ * s * W % 8 and masks; so the slot bytes are floor((M - 1) * W / 8) + 4,
+ * the bytes past the last slot's zero.  A table of one backend (W = 0) and
+ * an empty table store no slots: 4 bytes that every lookup reads, 0 (the
  * only backend) or 0xffff (MAGLEV_NONE) with a mask of 0xffff and a
  * multiplier of 0, so the lookup stays the same branch-free
- * word[((h * mul) >> 32 << shift) / 32] >> (bit % 32) & mask.  u32 words
- * because 32-bit loads and shifts are single instructions on every
- * architecture the kernel runs on (i386 included, where a u64 shift is a
- * call or a branch), and 32 is a multiple of every width.
+ * le32(byte + ((h * mul) >> 32) * W / 8) >> (bit % 8) & mask.
  */
 #ifndef _MAGLEV_TABLE_H
 #define _MAGLEV_TABLE_H
@@ -179,10 +170,8 @@
 #define MAGLEV_NAME_MAX		64
 #define MAGLEV_SIZE_MIN		251
 #define MAGLEV_SIZE_MAX		5000011
-/* The configured size "auto": M from the ladder above, K * N at least. */
-#define MAGLEV_SIZE_AUTO	0
-#define MAGLEV_SIZE_DEFAULT	MAGLEV_SIZE_AUTO
-#define MAGLEV_AUTO_K		100
+/* The paper's size; every node of a fleet agrees on it unconfigured. */
+#define MAGLEV_SIZE_DEFAULT	65537
 /* IPVS weights, 0..INT_MAX; "Turns" above scales them into the table. */
 #define MAGLEV_WEIGHT_MAX	2147483647U
 /* Backend indices fit 16 bits; 0xffff means "no backend". */
@@ -244,13 +233,11 @@ struct maglev_backend {
  * @nr_backends: number of backends the slot entries index (in name order)
  * @nr_filled: slots that have an owner: @size, or 0 for an empty table
  * @mul: the lookup's multiplier: @size, or 0 when @width is 0
- * @width: bits per slot W: 1, 2, 4, 8 or 16; 0 for a table of one
+ * @width: bits per slot W, ceil(log2 N) from 1 to 16; 0 for a table of one
  *	backend or an empty one, which store no slots
- * @shift: log2(@width), 0 when @width is 0
  * @mask: (1 << @width) - 1; 0xffff when @width is 0
- * @reserved: 0; pads @word to 8 bytes
- * @word: the packed slots ("Packed slots" above): ceil(M * W / 32)
- *	words, or one word (0, or 0xffff for an empty table) when @width is 0
+ * @byte: the packed slots ("Packed slots" above), maglev_slot_bytes()
+ *	bytes
  *
  * Build it with maglev_build() into maglev_table_bytes(M, N) bytes; read
  * it with maglev_lookup() and maglev_table_get().
@@ -261,11 +248,9 @@ struct maglev_table {
 	u32 nr_backends;
 	u32 nr_filled;
 	u32 mul;
-	u8 width;
-	u8 shift;
+	u16 width;
 	u16 mask;
-	u32 reserved;
-	u32 word[];
+	u8 byte[];
 };
 
 /**
@@ -280,9 +265,9 @@ struct maglev_stats {
 
 bool maglev_is_prime(u32 n);
 int maglev_check_size(u32 size, const char **why);
-u32 maglev_auto_size(u32 nr_backends);
 u32 maglev_fit_size(u32 size, u32 nr_backends);
 u32 maglev_slot_width(u32 nr_backends);
+size_t maglev_slot_bytes(u32 size, u32 nr_backends);
 size_t maglev_table_bytes(u32 size, u32 nr_backends);
 size_t maglev_work_bytes(u32 size, u32 nr_backends);
 size_t maglev_churn_bytes(u32 on);
@@ -453,18 +438,19 @@ static inline u32 maglev_slot_of(const struct maglev_table *t, u32 hash)
  * @t: table
  * @hash: 32-bit client key hash (maglev_key_hash())
  *
- * Branch-free: one multiply, one load, shifts and a mask.  A table without
- * slot storage (one backend, or empty) has a multiplier of 0, so every
- * hash reads its one word.
+ * Branch-free: a multiply for the slot and one for its bit, one unaligned
+ * load, a shift and a mask.  A table without slot storage (one backend, or
+ * empty) has a multiplier and a width of 0, so every hash reads its one
+ * word.
  *
  * Return: the owner of slot maglev_slot_of(@t, @hash), its index in name
  * order, or %MAGLEV_NONE if the table is empty (@t->nr_filled == 0).
  */
 static inline u32 maglev_lookup(const struct maglev_table *t, u32 hash)
 {
-	u32 bit = (u32)(((u64)hash * t->mul) >> 32) << t->shift;
+	u32 bit = (u32)(((u64)hash * t->mul) >> 32) * t->width;
 
-	return t->word[bit / 32] >> (bit % 32) & t->mask;
+	return maglev_le32(t->byte + bit / 8) >> (bit % 8) & t->mask;
 }
 
 /**
@@ -477,11 +463,9 @@ static inline u32 maglev_lookup(const struct maglev_table *t, u32 hash)
  */
 static inline u32 maglev_table_get(const struct maglev_table *t, u32 slot)
 {
-	u32 bit = slot << t->shift;
+	u32 bit = slot * t->width;
 
-	if (!t->width)
-		bit = 0;
-	return t->word[bit / 32] >> (bit % 32) & t->mask;
+	return maglev_le32(t->byte + bit / 8) >> (bit % 8) & t->mask;
 }
 
 #endif /* _MAGLEV_TABLE_H */

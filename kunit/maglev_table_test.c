@@ -62,14 +62,14 @@ static struct build *build_alloc(struct kunit *test, u32 size, u32 n)
 	return bd;
 }
 
-/* The width of "Packed slots": the smallest power of two W, 2^W >= n. */
+/* The width of "Packed slots": the smallest W with 2^W >= n. */
 static u32 test_width(u32 n)
 {
 	u32 w;
 
 	if (n <= 1)
 		return 0;
-	for (w = 1; (1ULL << w) < n; w *= 2)
+	for (w = 1; (1ULL << w) < n; w++)
 		;
 	return w;
 }
@@ -80,14 +80,15 @@ static u32 test_width(u32 n)
  */
 static u32 test_owner(const struct maglev_table *t, u32 slot)
 {
-	u32 w = test_width(t->nr_backends);
+	u32 w = test_width(t->nr_backends), v = 0, k;
 	u64 bit = (u64)slot * w;
 
 	if (!t->nr_filled)
 		return MAGLEV_NONE;
-	if (!w)
-		return 0;
-	return (t->word[bit >> 5] >> (bit & 31)) & (u32)((1ULL << w) - 1);
+	/* Bit by bit: bit k of the string is bit k % 8 of byte k / 8. */
+	for (k = 0; k < w; k++, bit++)
+		v |= (u32)(t->byte[bit >> 3] >> (bit & 7) & 1) << k;
+	return v;
 }
 
 /*
@@ -613,6 +614,23 @@ static void maglev_weight_sum_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, 65537U);
 }
 
+/*
+ * The default size is the paper's prime, and no number of backends (each
+ * one a table that index can hold) changes it: a size that followed N
+ * would move nearly every client at each of its steps.
+ */
+static void maglev_default_size_test(struct kunit *test)
+{
+	u32 n, changed = 0;
+
+	KUNIT_EXPECT_EQ(test, MAGLEV_SIZE_DEFAULT, 65537);
+	KUNIT_EXPECT_EQ(test, maglev_check_size(MAGLEV_SIZE_DEFAULT, NULL), 0);
+	for (n = 0; n <= MAGLEV_MAX_BACKENDS; n++)
+		changed += maglev_fit_size(MAGLEV_SIZE_DEFAULT, n) !=
+			   MAGLEV_SIZE_DEFAULT;
+	KUNIT_EXPECT_EQ(test, changed, 0U);
+}
+
 /* ------------------------------------------------------------------ */
 
 struct fit_case {
@@ -768,11 +786,15 @@ struct width_case {
 };
 
 static const struct width_case width_cases[] = {
-	{ 1, 0, 251, false }, { 2, 1, 251, false }, { 2, 1, 509, true },
-	{ 3, 2, 509, false }, { 4, 2, 4093, true }, { 5, 4, 509, false },
-	{ 16, 4, 2039, true }, { 17, 8, 2039, false }, { 100, 8, 16381, true },
-	{ 256, 8, 65537, false }, { 257, 16, 65537, false },
-	{ 1000, 16, 131071, true },
+	{ 1, 0, 251, false }, { 2, 1, 251, false }, { 2, 1, 65537, true },
+	{ 3, 2, 65537, false }, { 4, 2, 4093, true }, { 5, 3, 509, false },
+	{ 8, 3, 65537, true }, { 9, 4, 65537, false }, { 16, 4, 2039, true },
+	{ 17, 5, 2039, false }, { 33, 6, 65537, false }, { 100, 7, 16381, true },
+	{ 129, 8, 65537, false }, { 256, 8, 65537, false },
+	{ 257, 9, 65537, false }, { 1000, 10, 65537, true },
+	{ 1025, 11, 65537, false }, { 2049, 12, 65537, false },
+	{ 4097, 13, 65537, false }, { 8193, 14, 16411, false },
+	{ 16385, 15, 65537, false }, { 32769, 16, 65537, false },
 };
 
 static void width_desc(const struct width_case *c, char *desc)
@@ -796,7 +818,7 @@ static void maglev_width_test(struct kunit *test)
 	u16 *ref = test_alloc(test, c->size * sizeof(u16));
 	u16 *alt = test_alloc(test, c->size * sizeof(u16));
 	u32 *next = test_alloc(test, c->n * sizeof(u32));
-	u32 d = c->n / 2, words, i, s, bad = 0;
+	u32 d = c->n / 2, bytes, i, s, bad = 0;
 	u64 state = c->n;
 
 	for (i = 0; i < c->n; i++) {
@@ -811,9 +833,10 @@ static void maglev_width_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, maglev_slot_width(c->n), c->width);
 	KUNIT_EXPECT_EQ(test, (u32)bd->t->width, c->width);
 	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, c->size);
-	words = c->width ? DIV_ROUND_UP(c->size * c->width, 32) : 1;
+	/* The last slot's 4-byte load ends the slot bytes. */
+	bytes = c->width ? (c->size - 1) * c->width / 8 + 4 : 4;
 	KUNIT_EXPECT_EQ(test, maglev_table_bytes(c->size, c->n),
-			sizeof(struct maglev_table) + words * sizeof(u32));
+			sizeof(struct maglev_table) + bytes);
 
 	/* bd->b is prepared (sorted): primary turns include the drain weight */
 	for (i = 0; i < c->n; i++)
@@ -868,49 +891,6 @@ static void maglev_empty_width_test(struct kunit *test)
 					MAGLEV_NONE);
 		KUNIT_EXPECT_EQ(test, maglev_table_get(bd->t, 508), MAGLEV_NONE);
 	}
-}
-
-/* ------------------------------------------------------------------ */
-
-struct auto_case {
-	u32 n, want;
-};
-
-/* "Table size" of maglev_table.h: the ladder step at or above 100 N. */
-static const struct auto_case auto_cases[] = {
-	{ 0, 251 }, { 1, 251 }, { 2, 251 }, { 3, 509 }, { 5, 509 },
-	{ 6, 1021 }, { 10, 1021 }, { 11, 2039 }, { 20, 2039 }, { 21, 4093 },
-	{ 40, 4093 }, { 41, 8191 }, { 81, 8191 }, { 82, 16381 },
-	{ 163, 16381 }, { 164, 32749 }, { 327, 32749 }, { 328, 65521 },
-	{ 655, 65521 }, { 656, 131071 }, { 1000, 131071 }, { 1310, 131071 },
-	{ 1311, 262139 }, { 2621, 262139 }, { 2622, 524287 },
-	{ 5242, 524287 }, { 5243, 1048573 }, { 10485, 1048573 },
-	{ 10486, 2097143 }, { 20971, 2097143 }, { 20972, 4194301 },
-	{ 41943, 4194301 }, { 41944, 5000011 }, { 50000, 5000011 },
-	{ 50001, 5000011 }, { 65535, 5000011 },
-};
-
-static void auto_desc(const struct auto_case *c, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "N %u: M %u", c->n, c->want);
-}
-
-KUNIT_ARRAY_PARAM(auto_size, auto_cases, auto_desc);
-
-static void maglev_auto_size_test(struct kunit *test)
-{
-	const struct auto_case *c = test->param_value;
-	u32 m = maglev_fit_size(MAGLEV_SIZE_AUTO, c->n);
-
-	KUNIT_EXPECT_EQ(test, maglev_auto_size(c->n), c->want);
-	KUNIT_EXPECT_EQ(test, m, c->want);
-	KUNIT_EXPECT_EQ(test, maglev_check_size(m, NULL), 0);
-	/* K = 100 slots a backend, but where the ladder ends */
-	if (m < MAGLEV_SIZE_MAX)
-		KUNIT_EXPECT_GE(test, (u64)m, (u64)MAGLEV_AUTO_K * c->n);
-	/* "auto" is no size of its own */
-	KUNIT_EXPECT_EQ(test, maglev_check_size(MAGLEV_SIZE_AUTO, NULL),
-			-EINVAL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1033,12 +1013,12 @@ static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_big_weight_test, big_weight_gen_params),
 	KUNIT_CASE(maglev_weight_range_test),
 	KUNIT_CASE(maglev_weight_sum_test),
+	KUNIT_CASE(maglev_default_size_test),
 	KUNIT_CASE_PARAM(maglev_fit_size_test, fit_gen_params),
 	KUNIT_CASE(maglev_churn_empty_test),
 	KUNIT_CASE_PARAM(maglev_format_name_test, name_gen_params),
 	KUNIT_CASE_PARAM(maglev_width_test, width_gen_params),
 	KUNIT_CASE(maglev_empty_width_test),
-	KUNIT_CASE_PARAM(maglev_auto_size_test, auto_size_gen_params),
 	KUNIT_CASE_SLOW(maglev_resched_test),
 	{}
 };

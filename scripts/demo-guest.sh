@@ -232,7 +232,7 @@ churn() {
 			row("all", c, mv, "(ideal: just the removed server\047s share)")
 			row("off the removed server", ds, own, "(these have to move)")
 		}
-		row("between the others", c - ds, mv - own, "(Maglev\047s trade-off)")
+		row("between the others", c - ds, mv - own, "(ideal: none; Maglev moves a few, under 2%)")
 		printf "%-22s %5.1f%%  %5.1f%%   %d flows (%.1f%%), %d slots (%.1f%%)\n",
 			mode " " d, 100 * mv / flows, 100 * c / m, mv - own,
 			100 * (mv - own) / flows, c - ds, 100 * (c - ds) / m >> sum
@@ -430,7 +430,7 @@ for lb in lb1 lb2 lb3; do
 	while $IP netns exec $lb grep -q ' pending [1-9]' /proc/net/ip_vs_maglev &&
 		[ $t -lt 100 ]; do t=$((t + 1)); sleep 0.1; done
 	printf '  %s: ' $lb
-	$IP netns exec $lb grep service /proc/net/ip_vs_maglev |
+	$IP netns exec $lb grep '^service' /proc/net/ip_vs_maglev |
 		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^(digest|dests)$/)
 				f[$i] = $(i + 1)
 			print "digest", f["digest"], "dests", f["dests"] }'

@@ -83,19 +83,20 @@ u32 maglev_ref_width(u32 n)
 
 	if (n <= 1)
 		return 0;
-	for (w = 1; (1ULL << w) < n; w *= 2)
+	for (w = 1; (1ULL << w) < n; w++)
 		;
 	return w;
 }
 
 u32 maglev_ref_owner(const struct maglev_table *t, u32 slot)
 {
-	u32 w = maglev_ref_width(t->nr_backends);
+	u32 w = maglev_ref_width(t->nr_backends), v = 0, k;
 	u64 bit = (u64)slot * w;
 
 	if (!t->nr_filled)
 		return MAGLEV_NONE;
-	if (!w)
-		return 0;
-	return (u32)(t->word[bit / 32] >> (bit % 32)) & (u32)((1ULL << w) - 1);
+	/* One bit at a time: bit k of the string is bit k % 8 of byte k / 8. */
+	for (k = 0; k < w; k++, bit++)
+		v |= (u32)(t->byte[bit / 8] >> (bit % 8) & 1) << k;
+	return v;
 }

@@ -614,9 +614,9 @@ static void test_digest(void)
 	check(a.t->digest != b.t->digest, "size not in digest");
 	check(a.t->digest == maglev_digest(a.t, a.b, 4), "digest recompute");
 	/* 2 bits a slot: flip slot 12345's low bit. */
-	a.t->word[12345 * 2 / 32] ^= 1U << (12345 * 2 % 32);
+	a.t->byte[12345 * 2 / 8] ^= 1U << (12345 * 2 % 8);
 	check(maglev_digest(a.t, a.b, 4) != a.t->digest, "slots not in digest");
-	a.t->word[12345 * 2 / 32] ^= 1U << (12345 * 2 % 32);
+	a.t->byte[12345 * 2 / 8] ^= 1U << (12345 * 2 % 8);
 	a.b[2].name[0] = '9';
 	check(maglev_digest(a.t, a.b, 4) != a.t->digest, "names not in digest");
 	set_free(&a);
@@ -666,21 +666,25 @@ static void test_fill_matches_reference(void)
 }
 
 /*
- * Every slot width (none for one backend, 1, 2, 4, 8, 16 bits): the packed
- * table maglev_build() publishes, read back through the reference reading
- * of the packed layout (unpack()), holds the owners of the reference fill
- * for the offsets, skips and turns the build chose; at M under "auto" and
- * at a fixed 65537, with unequal weights.
+ * Every slot width (none for one backend, 1 to 16 bits, each at both ends
+ * of its range of N): the packed table maglev_build() publishes, read back
+ * through the reference reading of the packed layout (unpack()), holds the
+ * owners of the reference fill for the offsets, skips and turns the build
+ * chose; at the default 65537 and at 251 (or the prime the fit gives), with
+ * unequal weights.
  */
 static void test_packed_widths(void)
 {
-	static const u32 ns[] = { 1, 2, 3, 4, 5, 16, 17, 256, 257, 1000 };
+	static const u32 ns[] = { 1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65,
+				  128, 129, 256, 257, 512, 513, 1024, 1025,
+				  2048, 2049, 4096, 4097, 8193, 16385, 32769 };
 	u32 k, round, i;
 
 	for (k = 0; k < ARRAY_SIZE(ns); k++) {
 		for (round = 0; round < 2; round++) {
 			u32 n = ns[k];
-			u32 m = round ? 65537 : maglev_auto_size(n);
+			u32 m = maglev_fit_size(round ? MAGLEV_SIZE_DEFAULT :
+						MAGLEV_SIZE_MIN, n);
 			u32 filled;
 			u16 *ref;
 			struct set s;
@@ -1009,6 +1013,140 @@ static void test_churn_to_empty(void)
 	set_free(&z);
 }
 
+/*
+ * Owners of a table of the backends 10.x.y.z:80 numbered @ids (@n of them,
+ * weight 1) at the default size, as backend numbers (-1 for none), per slot
+ * in @slot_owner and per client in @client_owner; returns the table size.
+ * The size goes through maglev_fit_size() as the kernel's builds do, so a
+ * default that followed N would show here.
+ */
+#define DISRUPT_CLIENTS	4000
+
+static u32 disrupt_owners(const u32 *ids, u32 n, s32 *slot_owner,
+			  s32 *client_owner)
+{
+	const hsiphash_key_t zero = { { 0, 0 } };
+	u32 m = maglev_fit_size(MAGLEV_SIZE_DEFAULT, n), i;
+	struct set s;
+
+	set_init(&s, m, n);
+	for (i = 0; i < n; i++) {
+		name_ip(&s.b[i], ids[i]);
+		s.b[i].weight = 1;
+		s.b[i].priv = (void *)(uintptr_t)ids[i];
+	}
+	check(!build(&s), "N %u: build", n);
+	for (i = 0; i < m; i++) {
+		u32 o = maglev_table_get(s.t, i);
+
+		slot_owner[i] = o < n ? (s32)(uintptr_t)s.b[o].priv : -1;
+	}
+	for (i = 0; i < DISRUPT_CLIENTS; i++) {
+		u8 addr[4] = { 172, 16 + i / 65536, i / 256 % 256, i % 256 };
+		u32 o = maglev_lookup(s.t, maglev_hash_ip4(addr, &zero));
+
+		client_owner[i] = o < n ? (s32)(uintptr_t)s.b[o].priv : -1;
+	}
+	set_free(&s);
+	return m;
+}
+
+/*
+ * Of @nr owners before (@a) and after (@b): how many changed at all, and
+ * how many changed between two backends that are in both sets (neither is
+ * @gone, the backend removed, nor @new, the one added).
+ */
+static void disrupt_count(const s32 *a, const s32 *b, u32 nr, s32 gone,
+			  s32 added, u32 *moved, u32 *between)
+{
+	u32 i;
+
+	*moved = 0;
+	*between = 0;
+	for (i = 0; i < nr; i++) {
+		if (a[i] == b[i])
+			continue;
+		(*moved)++;
+		if (a[i] != gone && b[i] != added)
+			(*between)++;
+	}
+}
+
+/*
+ * Minimal disruption at the defaults, for every N from 1 to 700: adding a
+ * backend to N, or removing one of them, moves about 1/N of the clients,
+ * and at most 2 % of them (of the slots, and of 4000 client addresses)
+ * between backends that stay.  A table size that followed N would move
+ * nearly all of them at each of its steps.
+ */
+static void test_disruption_at_default(void)
+{
+	s32 *base = xmalloc(65537 * sizeof(s32));
+	s32 *next = xmalloc(65537 * sizeof(s32));
+	s32 cbase[DISRUPT_CLIENTS], cnext[DISRUPT_CLIENTS], *tmp;
+	u32 ids[701], n, i, m, mn, moved, between, worst = 0, worst_n = 0;
+
+	for (i = 0; i < 701; i++)
+		ids[i] = i * 7919 % 65536;
+	m = disrupt_owners(ids, 1, base, cbase);
+	for (n = 1; n <= 700; n++) {
+		u32 gone = n / 2, rest[700];
+		s32 *rm = xmalloc(65537 * sizeof(s32)), crm[DISRUPT_CLIENTS];
+
+		/* Remove the middle one of the N. */
+		for (i = 0; i < n; i++)
+			rest[i - (i > gone)] = ids[i];
+		mn = disrupt_owners(rest, n - 1, rm, crm);
+		check(mn == m, "N %u -> %u: size %u -> %u", n, n - 1, m, mn);
+		disrupt_count(base, rm, m, ids[gone], -2, &moved, &between);
+		check(between * 50ULL <= m,
+		      "remove 1 of %u: %u of %u slots moved between backends that stay",
+		      n, between, m);
+		/* At most 1/N + 2 %. */
+		check(50ULL * n * moved <= 50ULL * m + (u64)n * m,
+		      "remove 1 of %u: %u of %u slots moved", n, moved, m);
+		if (between > worst) {
+			worst = between;
+			worst_n = n;
+		}
+		disrupt_count(cbase, crm, DISRUPT_CLIENTS, ids[gone], -2,
+			      &moved, &between);
+		check(between * 50 <= DISRUPT_CLIENTS,
+		      "remove 1 of %u: %u of %u clients moved between backends that stay",
+		      n, between, DISRUPT_CLIENTS);
+		free(rm);
+
+		/* Add one to the N. */
+		mn = disrupt_owners(ids, n + 1, next, cnext);
+		check(mn == m, "N %u -> %u: size %u -> %u", n, n + 1, m, mn);
+		disrupt_count(base, next, m, -2, ids[n], &moved, &between);
+		check(between * 50ULL <= m,
+		      "add 1 to %u: %u of %u slots moved between backends that stay",
+		      n, between, m);
+		/* At most 1/(N + 1) + 2 %. */
+		check(50ULL * (n + 1) * moved <= 50ULL * m + (n + 1ULL) * m,
+		      "add 1 to %u: %u of %u slots moved", n, moved, m);
+		if (between > worst) {
+			worst = between;
+			worst_n = n;
+		}
+		disrupt_count(cbase, cnext, DISRUPT_CLIENTS, -2, ids[n],
+			      &moved, &between);
+		check(between * 50 <= DISRUPT_CLIENTS,
+		      "add 1 to %u: %u of %u clients moved between backends that stay",
+		      n, between, DISRUPT_CLIENTS);
+
+		tmp = base;
+		base = next;
+		next = tmp;
+		memcpy(cbase, cnext, sizeof(cbase));
+	}
+	printf("# N 1..700 at %u slots: at most %u slots (%.2f %%) moved between backends that stay (N %u)\n",
+	       m, worst, 100.0 * worst / m, worst_n);
+	free(base);
+	free(next);
+}
+
 int main(void)
 {
 	run("seed 000 worked example", test_seed000_example);
@@ -1042,5 +1180,7 @@ int main(void)
 	run("table size fit", test_fit_size);
 	run("weights up to INT_MAX", test_big_weights);
 	run("churn to an empty table is M", test_churn_to_empty);
+	run("add or remove one of N = 1..700 at the default size",
+	    test_disruption_at_default);
 	return unit_summary();
 }

@@ -52,17 +52,14 @@ static const char sim_help[] =
 "\n"
 "Parameters (like the module parameter table_size and the sysctl\n"
 "net.ipv4.vs.maglev_hash_key):\n"
-"  SIZE <M>|auto             table size: auto (the default, as the kernel's)\n"
-"                            or a prime in 251..5000011.  auto sizes each\n"
-"                            table to its backends as the kernel does: the\n"
-"                            smallest size of the ladder 251, 509, 1021, ...\n"
-"                            4194301, 5000011 that is at least 100 per\n"
-"                            backend.  Like table_size, it takes effect at\n"
-"                            the next rebuild, not at once.  A table gets at\n"
-"                            least one slot per backend: with more backends\n"
-"                            than M it uses the smallest prime >= their\n"
-"                            number (STATS shows size= in use, next_size=\n"
-"                            as set)\n"
+"  SIZE <M>                  table size: a prime in 251..5000011, default\n"
+"                            65537 as the kernel's.  Like table_size, it\n"
+"                            takes effect at the next rebuild, not at once.\n"
+"                            The size never follows the number of backends,\n"
+"                            but a table gets at least one slot per backend:\n"
+"                            with more backends than M it uses the smallest\n"
+"                            prime >= their number (STATS shows size= in\n"
+"                            use, next_size= as set)\n"
 "  KEY <32 hex digits>       128-bit key of the client hash of LOOKUP and\n"
 "                            LOOKUP_ADDR (the kernel's hsiphash: SipHash-1-3,\n"
 "                            with -32 HalfSipHash-1-3), 16 bytes in hex,\n"
@@ -471,10 +468,8 @@ static int cmd_size(struct sim *s, int argc, char **argv)
 	u32 size;
 
 	(void)argc;
-	if (!strcmp(argv[1], "auto")) {
-		s->next_size = MAGLEV_SIZE_AUTO;
-		return 0;
-	}
+	if (!strcmp(argv[1], "auto"))
+		return sim_fail(s, "size auto: no longer a size; the table size is fixed, 65537 by default, or a prime in 251..5000011");
 	if (parse_u32(s, argv[1], UINT32_MAX, "size", &size))
 		return -1;
 	if (maglev_check_size(size, &why))
@@ -662,16 +657,10 @@ static int cmd_show(struct sim *s, int argc, char **argv)
 
 static int cmd_stats(struct sim *s, int argc, char **argv)
 {
-	char next[16];
-
 	(void)argc;
 	(void)argv;
-	if (s->next_size == MAGLEV_SIZE_AUTO)
-		snprintf(next, sizeof(next), "auto");
-	else
-		snprintf(next, sizeof(next), "%u", s->next_size);
-	printf("size=%u next_size=%s key=%08x backends=%u filled=%u fills=%u probes=%llu width=%u bytes=%zu\n",
-	       s->cur->size, next, maglev_key_fingerprint(&s->key),
+	printf("size=%u next_size=%u key=%08x backends=%u filled=%u fills=%u probes=%llu width=%u bytes=%zu\n",
+	       s->cur->size, s->next_size, maglev_key_fingerprint(&s->key),
 	       s->cur_n,
 	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes,
 	       s->cur->width, maglev_table_bytes(s->cur->size, s->cur_n));

@@ -28,6 +28,7 @@
  * A broken invariant aborts (libFuzzer reports it as a crash); ASan and
  * UBSan catch the rest.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,8 +253,9 @@ static size_t fz_used_bytes(const struct maglev_table *t)
 
 	if (!t->nr_filled)
 		w = 0;
-	return sizeof(*t) +
-	       (w ? ((size_t)t->size * w + 31) / 32 : 1) * sizeof(u32);
+	/* The last slot's 4-byte load ends the slot bytes. */
+	return offsetof(struct maglev_table, byte) +
+	       (w ? ((size_t)t->size - 1) * w / 8 + 4 : 4);
 }
 
 /* Reference: the fill of the header's "Fill" and "Draining" paragraphs. */
@@ -404,12 +406,12 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	why = NULL;
 	err = maglev_build(t, size, b, n, work, NULL, &why);
 	if (err) {
+		size_t k, bytes = maglev_table_bytes(size, n);
 		u8 *p = (u8 *)t;
-		size_t k;
 
 		fz_assert(!must, "build refused valid input: %s", why);
 		fz_assert(why, "build failed (%d) without a reason", err);
-		for (k = 0; k < maglev_table_bytes(size, n); k++)
+		for (k = 0; k < bytes; k++)
 			fz_assert(p[k] == 0xa5, "failed build wrote byte %zu", k);
 		goto out;
 	}

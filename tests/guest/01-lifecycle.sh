@@ -11,8 +11,8 @@ V=10.0.0.1:80
 run ipvsadm -A -t $V -s maglev
 check "$S: listed after ipvsadm -A" svc_listed "$S"
 expect_eq "$S: no dests yet" "$(svc_field "$S" dests)" 0
-# The default size is auto: 251 slots for no dests, 509 for 3 (100 a dest).
-expect_eq "$S: default table size (auto, no dests)" "$(svc_field "$S" size)" 251
+# The default size is 65537, whatever the number of dests.
+expect_eq "$S: default table size (no dests)" "$(svc_field "$S" size)" 65537
 # The default key is all zero; /proc shows its fingerprint.
 ZERO_FP=$(key_fp $ZERO_KEY)
 expect_eq "$S: default key (all zero)" "$(cat $SYSCTL/maglev_hash_key)" $ZERO_KEY
@@ -38,14 +38,21 @@ expect_eq "$S: 3 dests" "$(svc_field "$S" dests)" 3
 expect_eq "$S: 4 builds" "$(svc_field "$S" builds)" 4
 expect_eq "$S: generation 4" "$(svc_field "$S" gen)" 4
 expect_eq "$S: table of generation 4" "$(svc_field "$S" table_gen)" 4
-expect_eq "$S: auto size for 3 dests" "$(svc_field "$S" size)" 509
-# 509 slots of 2 bits (128 B, 32 B header), the descriptor and the dests'
-# array: well under a page.
+expect_eq "$S: the default size for 3 dests" "$(svc_field "$S" size)" 65537
+# 65537 slots of 2 bits are 16388 bytes with the last slot's load; the
+# shared table (slots, header, backends) rounds up to 5 pages, no more,
+# and the service's own state beyond it is at most 1 KB.
+tmem=$(svc_field "$S" table_mem)
 mem=$(svc_field "$S" mem)
-if [ "$mem" -ge 160 ] && [ "$mem" -le 2048 ]; then
-	pass "$S: mem $mem for 509 slots of 2 bits and 3 dests"
+if [ "$tmem" -ge 16388 ] && [ "$tmem" -le 20480 ]; then
+	pass "$S: table_mem $tmem for 65537 slots of 2 bits and 3 dests"
 else
-	fail "$S: mem '$mem' for 509 slots of 2 bits and 3 dests"
+	fail "$S: table_mem '$tmem' for 65537 slots of 2 bits and 3 dests (16388..20480)"
+fi
+if [ "$mem" -gt "$tmem" ] && [ $((mem - tmem)) -le 1024 ]; then
+	pass "$S: the service's own state is $((mem - tmem)) B beyond its table"
+else
+	fail "$S: mem '$mem' is more than 1 KB beyond table_mem '$tmem'"
 fi
 check_sim "$S 3 dests" "$S" "$T/s4"
 cp "$T/s4" "$T/c.in"
@@ -56,7 +63,7 @@ expect_eq "$S: alloc_fail" "$(svc_field "$S" alloc_fail)" 0
 # A number; 0 is possible where the clock source is jiffies.
 case $(svc_field "$S" build_ns) in
 '' | *[!0-9]*) fail "$S: build_ns '$(svc_field "$S" build_ns)'" ;;
-*) pass "$S: build_ns $(svc_field "$S" build_ns) for M=509 N=3" ;;
+*) pass "$S: build_ns $(svc_field "$S" build_ns) for M=65537 N=3" ;;
 esac
 d3=$(svc_field "$S" digest)
 

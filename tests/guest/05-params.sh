@@ -57,10 +57,10 @@ logged() {
 # --- defaults and modes ----------------------------------------------------------
 ZERO_FP=$(key_fp $ZERO_KEY)
 [ -n "$ZERO_FP" ] || fail "maglev-sim gives no FINGERPRINT for KEY $ZERO_KEY"
-expect_eq "sysctl maglev_table_size default" "$(sysctl_get maglev_table_size)" auto
+expect_eq "sysctl maglev_table_size default" "$(sysctl_get maglev_table_size)" 65537
 expect_eq "sysctl maglev_holdoff_ms default" "$(sysctl_get maglev_holdoff_ms)" 50
 expect_eq "sysctl maglev_hash_key default" "$(sysctl_get maglev_hash_key)" $ZERO_KEY
-expect_eq "parameter table_size default" "$(cat $PARAMS/table_size)" auto
+expect_eq "parameter table_size default" "$(cat $PARAMS/table_size)" 65537
 expect_eq "parameter holdoff_ms default" "$(cat $PARAMS/holdoff_ms)" 50
 expect_eq "parameter hash_key default" "$(cat $PARAMS/hash_key)" $ZERO_KEY
 expect_eq "no parameter hash_seed any more" \
@@ -76,11 +76,13 @@ expect_eq "sysctl maglev_holdoff_ms mode" \
 # --- invalid values ----------------------------------------------------------------
 refused "maglev_table_size" maglev_table_size \
 	0 1 2 4 250 65536 65535 5000012 5000021 4294967311 -1 abc 251x "" \
-	Auto autoo "auto 251" 0x0
+	auto Auto autoo "auto 251" 0x0
 logged "the kernel log explains a non-prime size" \
 	'maglev_table_size 65536 rejected: table size must be a prime'
 logged "the kernel log explains an out-of-range size" \
 	'maglev_table_size 5000021 rejected: table size must be between'
+logged "the kernel log names what replaced auto" \
+	'maglev_table_size auto rejected: auto is no longer a table size: the size is fixed, 65537 by default'
 refused "maglev_holdoff_ms" maglev_holdoff_ms 10001 20000 4294967296 -1 abc ""
 logged "the kernel log explains a hold-off out of range" \
 	'maglev_holdoff_ms 10001 rejected: more than 10000'
@@ -116,7 +118,7 @@ g=$(svc_field "$S" gen)
 check "maglev_table_size 251 accepted" ns_sysctl "" maglev_table_size 251
 expect_eq "maglev_table_size reads back 251" "$(sysctl_get maglev_table_size)" 251
 expect_eq "the parameter table_size is not changed by the sysctl" \
-	"$(cat $PARAMS/table_size)" auto
+	"$(cat $PARAMS/table_size)" 65537
 expect_eq "the service is rebuilt at size 251 at once" \
 	"$(svc_field "$S" size)" 251
 expect_eq "... as a change of its own" "$(svc_field "$S" gen)" $((g + 1))
@@ -134,15 +136,15 @@ check "maglev_table_size 65537 accepted" ns_sysctl "" maglev_table_size 65537
 printf "SIZE 65537\nREBUILD\n" >>"$T/s"
 expect_eq "back to size 65537" "$(svc_field "$S" size)" 65537
 check_sim "$S size 65537" "$S" "$T/s"
-check "maglev_table_size auto accepted" ns_sysctl "" maglev_table_size auto
-expect_eq "maglev_table_size reads back auto" "$(sysctl_get maglev_table_size)" auto
-printf "SIZE auto\nREBUILD\n" >>"$T/s"
-expect_eq "auto: 509 slots for 3 dests" "$(svc_field "$S" size)" 509
-check_sim "$S size auto" "$S" "$T/s"
+g=$(svc_field "$S" gen)
+d=$(svc_field "$S" digest)
+refused "maglev_table_size with a service" maglev_table_size auto
+expect_eq "a refused auto rebuilds nothing" \
+	"$(svc_field "$S" gen) $(svc_field "$S" digest)" "$g $d"
 run ipvsadm -e -u $V:80 -r 10.1.3.1:80 -m -w 0
 echo 'WEIGHT 10.1.3.1:80 0' >>"$T/s"
-expect_eq "auto: a drain keeps 509 slots" "$(svc_field "$S" size)" 509
-check_sim "$S size auto, one drained" "$S" "$T/s"
+expect_eq "a drain keeps 65537 slots" "$(svc_field "$S" size)" 65537
+check_sim "$S size 65537, one drained" "$S" "$T/s"
 
 # --- a key write changes the choices without a rebuild -----------------------------
 if have_udpflows; then naddr=10 nport=100; else naddr=3 nport=10; fi
@@ -191,8 +193,14 @@ for a in table_size=1000 holdoff_ms=10001 hash_key=0123 hash_key=${K1}0; do
 		pass "insmod $a rejected"
 	fi
 done
+# table_size=auto, left in a modprobe.d file by an earlier version, loads
+# with the default and one warning that names the replacement.
+dmesg -C
 run insmod "$MAGLEV_KO" table_size=auto
-expect_eq "insmod table_size=auto: parameter" "$(cat $PARAMS/table_size)" auto
+expect_eq "insmod table_size=auto: loads with the default" \
+	"$(cat $PARAMS/table_size) $(sysctl_get maglev_table_size)" "65537 65537"
+expect_eq "insmod table_size=auto: one warning naming the replacement" \
+	"$(dmesg | grep -c 'table_size=auto ignored, the size stays 65537: auto is no longer a table size')" 1
 run rmmod ip_vs_maglev
 run insmod "$MAGLEV_KO" table_size=509 hash_key=$K1
 expect_eq "insmod table_size=509: parameter" "$(cat $PARAMS/table_size)" 509

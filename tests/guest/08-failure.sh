@@ -30,7 +30,7 @@ echo "SIZE 257" >"$T/s"
 awk '$1 == "-a" { print "ADD_NODE " $5 }' "$T/restore" >>"$T/s"
 check_sim "$S 252 dests" "$S" "$T/s"
 run ipvsadm -C
-echo auto >$SYSCTL/maglev_table_size
+echo 65537 >$SYSCTL/maglev_table_size
 
 # --- weight 0 and removal while a build is pending ----------------------------
 # With maglev_holdoff_ms=4000 a change made within 4 s of the end of a build

@@ -94,7 +94,7 @@ expect_eq "n1: digest equals maglev-sim's for size 65537" \
 	"$(svc_field "$S" digest n1)" "$(sim "$T/sim.n1" | tail -n 1)"
 expect_eq "root: untouched by n1's size write" "$(state "")" "$root_before"
 # The module parameters are untouched by all of it.
-expect_eq "parameter table_size unchanged" "$(cat $PARAMS/table_size)" auto
+expect_eq "parameter table_size unchanged" "$(cat $PARAMS/table_size)" 65537
 expect_eq "parameter hash_key unchanged" "$(cat $PARAMS/hash_key)" $ZERO_KEY
 ns_sysctl "" maglev_hash_key $ZERO_KEY || fail "root: maglev_hash_key zero"
 ns_sysctl "" maglev_table_size 65537 || fail "root: maglev_table_size 65537"
@@ -159,5 +159,5 @@ ipvsadm -C
 in_ns n1 ipvsadm -C
 ip netns del n1
 ip netns del n2
-echo auto >$SYSCTL/maglev_table_size
+echo 65537 >$SYSCTL/maglev_table_size
 finish

@@ -34,8 +34,8 @@ WEIGHTS="0 1 1 2 5 65535"
 # maglev_table_size writes: valid ones take, the others must be refused, and
 # the sysctl never holds a size stress_is_valid_size rejects. maglev_hash_key
 # takes exactly 32 hex digits (31 or 33, non-hex and empty are refused).
-VALID_SIZES="auto 251 257 1021 4093 65537"
-INVALID_SIZES="0 1 250 1000 5000012 4294967297 abc -7"
+VALID_SIZES="251 257 1021 4093 65537"
+INVALID_SIZES="0 1 250 1000 5000012 4294967297 abc -7 auto"
 VALID_KEYS="00000000000000000000000000000000 0123456789abcdef0123456789abcdef"
 VALID_KEYS="$VALID_KEYS ffffffffffffffffffffffffffffffff"
 VALID_KEYS="$VALID_KEYS 00112233445566778899AABBCCDDEEFF"

@@ -162,5 +162,5 @@ pm=$(svc_field "$S" mem)
 info "$S: memory +$((m1 - m0)) kB SUnreclaim+VmallocUsed, +$((u1 - u0)) kB MemTotal-MemFree; /proc mem ${pm:-n/a} B; README $((SIZE_MAX * DOC_BITS_BIG / 8 / 1024)) kB of slots"
 check_sim "$S at $SIZE_MAX slots" "$S" "$T/s.big"
 run ipvsadm -C
-echo auto >$SYSCTL/maglev_table_size
+echo 65537 >$SYSCTL/maglev_table_size
 finish

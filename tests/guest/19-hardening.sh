@@ -275,7 +275,7 @@ else
 fi
 expect_eq "the host's key is unchanged" "$(cat $SYSCTL/maglev_hash_key)" "$K"
 expect_eq "the host's table size is unchanged" \
-	"$(cat $SYSCTL/maglev_table_size)" auto
+	"$(cat $SYSCTL/maglev_table_size)" 65537
 ns_sysctl "" maglev_hash_key $ZERO_KEY || fail "zero key refused"
 echo $ZERO_KEY >$PARAMS/hash_key || fail "parameter hash_key: zero key refused"
 echo 50 >$PARAMS/holdoff_ms || fail "parameter holdoff_ms 50 refused"
@@ -329,7 +329,7 @@ if [ "${mem:-0}" -gt "$stock" ] && [ "$gone" -le "$left" ]; then
 else
 	fail "the charge stays after the deletion ($after -> $gone)"
 fi
-ns_sysctl "" maglev_table_size auto || fail "maglev_table_size auto"
+ns_sysctl "" maglev_table_size 65537 || fail "maglev_table_size 65537"
 
 # --- e. bounded build concurrency ---------------------------------------------------
 WQ=/sys/bus/workqueue/devices

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Guest test 22: shared tables at scale, with the module's defaults
-# (maglev_table_size auto).
+# (maglev_table_size 65537).
 #   a. A kube-proxy-like set: SHARE_SERVICES virtual services in groups of
 #      4 that share the same 3 endpoints (each group its own 3), plus one
 #      service of 100 and one of 1000 endpoints, made with one ipvsadm -R;
@@ -116,7 +116,7 @@ kp_del() {
 # sim_set FILE SVC [DROP]: maglev-sim commands for the backends of service
 # SVC ("TCP ..." as in /proc) in FILE (ipvsadm -R lines), without DROP.
 sim_set() {
-	awk -v s="${2#* }" -v drop="${3:-}" 'BEGIN { print "SIZE auto" }
+	awk -v s="${2#* }" -v drop="${3:-}" 'BEGIN { print "SIZE 65537" }
 		$1 == "-a" && $3 == s && $5 != drop { print "ADD_NODE", $5, $8 }' "$1"
 }
 
@@ -164,8 +164,8 @@ mem_sum() {
 		if ($i == "mem") s += $(i + 1) } END { printf "%d\n", s }' "$1"
 }
 
-check "maglev_table_size is auto by default" \
-	[ "$(cat $SYSCTL/maglev_table_size)" = auto ]
+check "maglev_table_size is 65537 by default" \
+	[ "$(cat $SYSCTL/maglev_table_size)" = 65537 ]
 
 # --- a. the set, against rr and mh ------------------------------------------------
 mem_line() {
@@ -316,7 +316,7 @@ expect_eq "$B and $C drained alike: one table" "$(svc_field "$B" table)" \
 expect_eq "$B drained: shared 2" "$(svc_field "$B" shared)" 2
 expect_eq "$A keeps the undrained table, shared 2" "$(svc_field "$A" shared)" 2
 expect_eq "drained alike: one fill" $(($(ns_field fills) - f0)) 1
-printf 'SIZE auto\nADD_NODE 10.65.0.1:8080 1\nADD_NODE 10.66.0.1:8080 1\nWEIGHT 10.65.0.1:8080 0\n' \
+printf 'SIZE 65537\nADD_NODE 10.65.0.1:8080 1\nADD_NODE 10.66.0.1:8080 1\nWEIGHT 10.65.0.1:8080 0\n' \
 	>"$T/s.drain"
 check_sim "$B drained" "$B" "$T/s.drain"
 run ipvsadm -C

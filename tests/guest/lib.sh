@@ -503,11 +503,9 @@ stress_proc_vs_ipvsadm() {
 }
 
 # stress_is_valid_size N: true if N is a table size the sysctl accepts:
-# auto, or a prime in 251..5000011 (maglev_check_size()).
+# a prime in 251..5000011 (maglev_check_size()).
 stress_is_valid_size() {
 	awk -v n="$1" 'BEGIN {
-		if (n == "auto")
-			exit 0
 		if (n !~ /^[0-9]+$/ || n < 251 || n > 5000011)
 			exit 1
 		for (d = 2; d * d <= n; d++)

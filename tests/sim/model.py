@@ -182,18 +182,12 @@ def is_prime(n):
     return True
 
 
-# "Table size" of maglev_table.h: auto (0) takes the smallest step of this
-# ladder holding 100 slots per backend, or the last one.
-LADDER = [251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
-          262139, 524287, 1048573, 2097143, 4194301, 5000011]
-AUTO = 0
+# "Table size" of maglev_table.h: a fixed prime, 65537 by default.
+DEFAULT_SIZE = 65537
 
 
 def fit_size(m, n):
-    """auto: the ladder's step; a table size below the number of backends:
-    the next prime >= N."""
-    if m == AUTO:
-        return next((s for s in LADDER if s >= 100 * n), LADDER[-1])
+    """A table size below the number of backends: the next prime >= N."""
     if n <= m or n > 65535:
         return m
     while not is_prime(n):
@@ -317,7 +311,7 @@ def addr_key(text):
 
 def main():
     half = sys.argv[1:] == ["-32"]
-    next_size = AUTO
+    next_size = DEFAULT_SIZE
     size = fit_size(next_size, 0)
     key = bytes(16)
     nodes = {}
@@ -350,7 +344,7 @@ def main():
             continue
         cmd = w[0].upper()
         if cmd == "SIZE":
-            next_size = AUTO if w[1] == "auto" else int(w[1])
+            next_size = int(w[1])
         elif cmd == "KEY":
             assert len(w[1]) == 32
             key = bytes.fromhex(w[1])

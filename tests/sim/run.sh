@@ -335,14 +335,12 @@ expect "COUNTS follow weights 1:2:3:6 within 1 slot per turn" \
 	       if ($2 < e - w || $2 > e + w) bad = 1 }
 	     END { exit bad }' "$TMP/out"
 
-# --- SIZE auto (the default) ----------------------------------------------
+# --- the default size -----------------------------------------------------
 
-# The ladder of maglev_table.h: 100 slots a backend at least, N counting
-# every backend whatever its weight.
+# A fixed 65537 whatever the number of backends, weight 0 included: the
+# slot width (ceil(log2 N) bits) and the table bytes follow N, M never.
 {
 	echo STATS
-	echo "SIZE 65537"
-	echo "SIZE auto"
 	for n in 1 2 3 5 6 100 1000; do
 		while [ "$(grep -c . <<<"${added:-}")" -lt "$n" ]; do
 			added=$(printf '%s\nx' "${added:-}")
@@ -350,39 +348,47 @@ expect "COUNTS follow weights 1:2:3:6 within 1 slot per turn" \
 		done
 		echo STATS
 	done
-} | sim
-expect "SIZE auto: M 251, 251, 509, 509, 1021, 16381, 131071 for N 1..1000" \
-	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
-	"$(grep -o '^size=[0-9]* next_size=[a-z0-9]*' "$TMP/out" | tr '\n' ' ')" = \
-	"size=251 next_size=auto size=251 next_size=auto size=251 next_size=auto size=509 next_size=auto size=509 next_size=auto size=1021 next_size=auto size=16381 next_size=auto size=131071 next_size=auto "
-expect "SIZE auto: slot widths 0, 1, 2, 4, 4, 8, 16 and table bytes" \
-	test "$(grep -o 'width=[0-9]* bytes=[0-9]*' "$TMP/out" | tr '\n' ' ')" = \
-	"width=0 bytes=36 width=0 bytes=36 width=1 bytes=64 width=2 bytes=160 width=4 bytes=288 width=4 bytes=544 width=8 bytes=16416 width=16 bytes=262176 "
-
-# A drain or a weight 0 keeps M; the backend count crossing a step does not.
-{
-	nodes n 5
-	echo STATS
-	echo "WEIGHT n3 0"
-	echo STATS
-	echo CHURN
 	echo "ADD_NODE zero 0"
 	echo STATS
-	echo CHURN
 } | sim
-mapfile -t o <"$TMP/out"
-expect "SIZE auto: a drain keeps M; a 6th backend of weight 0 crosses to 1021" \
-	test "${o[0]%% *}" = size=509 -a "${o[1]%% *}" = size=509 -a \
-	"${o[2]}" -gt 0 -a "${o[2]}" -lt 509 -a "${o[3]%% *}" = size=1021 -a \
-	"${o[4]}" = 1021
+expect "default size: M 65537 for N 0..1001" \
+	test "$rc" -eq 0 -a ! -s "$TMP/err" -a \
+	"$(grep -o '^size=[0-9]* next_size=[0-9]*' "$TMP/out" | sort -u)" = \
+	"size=65537 next_size=65537" -a "$(grep -c '^size=' "$TMP/out")" -eq 9
+expect "default size: slot widths 0, 1, 2, 3, 3, 7, 10, 10 bits and table bytes" \
+	test "$(grep -o 'width=[0-9]* bytes=[0-9]*' "$TMP/out" | tr '\n' ' ')" = \
+	"width=0 bytes=36 width=0 bytes=36 width=1 bytes=8228 width=2 bytes=16420 width=3 bytes=24612 width=3 bytes=24612 width=7 bytes=57380 width=10 bytes=81956 width=10 bytes=81956 "
 
-# 1000 equal backends under auto: every share within 1% of even.
+# "auto", the size of earlier versions that followed N, is refused by name
+# and changes nothing.
+{ nodes n 3; echo DIGEST; echo "SIZE auto"; echo REBUILD; echo DIGEST; echo STATS; } | sim
+mapfile -t o <"$TMP/out"
+expect "SIZE auto: refused with the reason, the table and size stay" \
+	test "$rc" -eq 1 -a "${o[0]}" = "${o[1]}" -a \
+	"${o[2]%% key*}" = "size=65537 next_size=65537" -a \
+	"$(grep -c 'error: line 5: size auto: no longer a size; the table size is fixed, 65537 by default' "$TMP/err")" -eq 1
+
+# 1000 equal backends at the default: every share within 1% of even.
 { nodes "10.3.0." 1000; echo COUNTS; } | sim
 # shellcheck disable=SC2016 # awk's own variables
-expect "SIZE auto: 1000 equal backends' slot shares within 1% of even" \
+expect "default size: 1000 equal backends' slot shares within 1% of even" \
 	awk '{ s += $2; c[NR] = $2 }
 	     END { e = s / NR; for (i in c) if (c[i] < e * 0.99 || c[i] > e * 1.01) exit 1
-		   exit s != 131071 || NR != 1000 }' "$TMP/out"
+		   exit s != 65537 || NR != 1000 }' "$TMP/out"
+
+# Add one backend to N and remove one of N at the default, N = 5 and 10:
+# about 1/(N+1) and 1/N of the slots move, and none between the backends
+# that stay but a few (under 1 %).
+for n in 5 10; do
+	{ nodes m $n; echo "ADD_NODE m$((n + 1))"; echo CHURN; echo "REMOVE_NODE m1"; echo CHURN; } | sim
+	mapfile -t o <"$TMP/out"
+	# shellcheck disable=SC2016 # awk's own variables
+	expect "default size: $n -> $((n + 1)) -> $n backends move about 1/$((n + 1)) and 1/$((n + 1)) of the slots" \
+		awk -v a="${o[0]}" -v r="${o[1]}" -v n=$n 'BEGIN {
+			m = 65537; ideal = m / (n + 1)
+			exit !(a >= ideal * 0.98 && a <= ideal + m / 100 &&
+			       r >= ideal * 0.98 && r <= ideal + m / 100) }'
+done
 
 # --- insertion order ------------------------------------------------------
 

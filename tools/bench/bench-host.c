@@ -498,20 +498,20 @@ static const struct {
 };
 #define PC_KINDS	ARRAY_LEN(pc_kinds)
 
-/* Services: N servers; maglev at the old default M = 65537 and under auto */
+/* Services: N servers; maglev at the default M = 65537 and at mh's size */
 static const struct {
 	u32 n;
 	u32 m_small;
 } pc_svcs[] = {
-	{ 100, 0 },
-	{ 5, 0 },
+	{ 100, 4093 },
+	{ 5, 4093 },
 };
 #define PC_SVCS		ARRAY_LEN(pc_svcs)
 /* The two maglev table sizes of each service, as built. */
 static u32 pc_msize[PC_SVCS][2];
 
 /*
- * Variants per service: maglev at 65537, maglev at m_small (0: auto), mh at 4093,
+ * Variants per service: maglev at 65537, maglev at m_small, mh at 4093,
  * and mh with hsiphash_1u32(v) for hsiphash(&v, 4) (not what ip_vs_mh
  * does: it shows what the store and 8-byte reload of v cost mh).
  */
@@ -580,7 +580,7 @@ static void pc_service_init(struct pc_service *ps, u32 n, u32 m_small)
 	memset(ps, 0, sizeof(*ps));
 	ps->n = n;
 	ps->m[0] = 65537;
-	ps->m[1] = m_small ? m_small : maglev_fit_size(0, n);
+	ps->m[1] = maglev_fit_size(m_small, n);
 	ps->dests = xmalloc(n * sizeof(*ps->dests));
 	mhp_service_init(&ps->svc);
 	for (i = 0; i < n; i++) {

@@ -9,8 +9,7 @@
  *
  * Environment: COMPARE_NS (backend counts, default "2 3 5 8 10 20 50 100
  * 200 500 1000"), COMPARE_KEYS (keys, default 100000), COMPARE_RUNS (timed
- * passes per lookup figure, default 9), COMPARE_AUTO (0: no table of what
- * the size "auto" costs against K, after the main table; default 1).  Prints a table on stdout and
+ * passes per lookup figure, default 9).  Prints a table on stdout and
  * writes OUTDIR/compare.tsv (default build/compare) for gnuplot.
  *
  * Backends are named like IPVS dests, "10.0.x.y:80"; keys are client
@@ -70,8 +69,6 @@ static const struct algo algos[] = {
 	{ "ring64-1",		true,	1 },
 	{ "ring64-128",		true,	128 },
 	{ "ring64-1024",	true,	1024 },
-	/* the default, last so that the charts keep their colours */
-	{ "maglev-auto",	false,	MAGLEV_SIZE_AUTO },
 };
 
 /* A built instance of one algorithm: owners are backend numbers. */
@@ -173,8 +170,7 @@ static int inst_build(struct inst *in, const struct algo *a, u32 n, u32 skip,
 		k++;
 	}
 	in->n = k;
-	/* param 0 is the table size "auto": sized to the k backends */
-	size = a->param ? a->param : maglev_auto_size(k);
+	size = a->param;
 	if (k > size) {
 		free(in->b);
 		in->b = NULL;
@@ -381,116 +377,6 @@ static void measure(struct inst *in, const struct algo *a, u32 n,
 	inst_free(&tmp);
 }
 
-/*
- * What "auto" costs, against K (slots per backend at least): the ladder
- * step M at or above K * N (the ladder of maglev_table.h, read through
- * maglev_auto_size()), the table's bytes, the slot-share error of N equal
- * backends (the busiest or idlest backend's distance from M / N), the
- * churn between backends that stay when backend N / 2 leaves at the same
- * M, and the keys moved when the next backend makes N cross the next step
- * of the ladder (M changes: the table is a new one), against the 1/(N+1)
- * of a change within a step.
- */
-static u32 ladder_at_least(u64 want)
-{
-	u32 m = maglev_auto_size(0);
-
-	while (m < want && m < MAGLEV_SIZE_MAX)
-		m = maglev_auto_size(m / MAGLEV_AUTO_K + 1);
-	return m;
-}
-
-static struct maglev_table *study_build(u32 m, u32 n, u32 skip, u32 extra,
-					struct maglev_backend **bp)
-{
-	struct maglev_backend *b = xcalloc(n + 1, sizeof(*b));
-	struct maglev_table *t;
-	void *work;
-	u32 i, k = 0;
-	const char *why = NULL;
-
-	for (i = 0; i < n + (extra != U32_MAX); i++) {
-		u32 id = i < n ? i : extra;
-
-		if (id == skip)
-			continue;
-		b[k].name_len = backend_name(id, b[k].name);
-		b[k].weight = 1;
-		b[k].priv = (void *)(uintptr_t)id;
-		k++;
-	}
-	t = xcalloc(1, maglev_table_bytes(m, k));
-	work = xcalloc(1, maglev_work_bytes(m, k));
-	if (maglev_build(t, m, b, k, work, NULL, &why)) {
-		fprintf(stderr, "compare: %s\n", why ? why : "build");
-		exit(2);
-	}
-	free(work);
-	*bp = b;
-	return t;
-}
-
-static u32 study_id(const struct maglev_table *t,
-		    const struct maglev_backend *b, u32 slot)
-{
-	return (u32)(uintptr_t)b[maglev_table_get(t, slot)].priv;
-}
-
-static void auto_study(const u32 *ns, u32 nr_ns)
-{
-	static const u32 ks[] = { 25, 50, 100, 200, 400 };
-	u32 ki, i, s, k;
-
-	printf("\n# auto: M = the ladder step >= K * N; share_err: the farthest backend's slots from M/N, %%; rm_stay: slots moved between backends that stay when one of N leaves, %% of M; cross: N -> N+1 across the next step, keys moved %% (ideal within a step 100/(N+1))\n");
-	printf("%-9s %5s %8s %9s %9s %8s %7s %9s %9s\n", "K", "N", "M",
-	       "bytes", "share_err", "rm_stay", "cross_N", "cross_mv",
-	       "ideal");
-	for (ki = 0; ki < ARRAY_LEN(ks); ki++) {
-		for (i = 0; i < nr_ns; i++) {
-			u32 n = ns[i], m = ladder_at_least((u64)ks[ki] * n);
-			struct maglev_backend *b, *b2;
-			struct maglev_table *t, *t2;
-			double even = (double)m / n, err = 0;
-			u32 stay = 0, moved = 0, cn;
-
-			t = study_build(m, n, U32_MAX, U32_MAX, &b);
-			for (k = 0; k < n; k++)
-				err = fmax(err, fabs(b[k].slots - even) / even);
-			t2 = study_build(m, n, n / 2, U32_MAX, &b2);
-			for (s = 0; s < m; s++) {
-				u32 o = study_id(t, b, s);
-
-				stay += o != n / 2 && study_id(t2, b2, s) != o;
-			}
-			free(t2);
-			free(b2);
-			free(t);
-			free(b);
-
-			/* the next N whose next backend crosses a step */
-			for (cn = n; cn < 60000 &&
-			     ladder_at_least((u64)ks[ki] * (cn + 1)) ==
-			     ladder_at_least((u64)ks[ki] * cn); cn++)
-				;
-			t = study_build(ladder_at_least((u64)ks[ki] * cn), cn,
-					U32_MAX, U32_MAX, &b);
-			t2 = study_build(ladder_at_least((u64)ks[ki] * (cn + 1)),
-					 cn, U32_MAX, cn, &b2);
-			for (k = 0; k < nr_keys; k++)
-				moved += b[maglev_lookup(t, key_mh[k])].priv !=
-					 b2[maglev_lookup(t2, key_mh[k])].priv;
-			free(t2);
-			free(b2);
-			free(t);
-			free(b);
-			printf("auto-K%-4u %5u %8u %9zu %9.3f %8.3f %7u %9.3f %9.3f\n",
-			       ks[ki], n, m, maglev_table_bytes(m, n),
-			       100 * err, 100.0 * stay / m, cn,
-			       100.0 * moved / nr_keys, 100.0 / (cn + 1));
-		}
-	}
-}
-
 static u32 env_u32(const char *name, u32 def, u32 lo, u32 hi)
 {
 	const char *v = getenv(name);
@@ -638,8 +524,6 @@ int main(int argc, char **argv)
 		fprintf(tsv, "\n\n");
 	}
 	free(res);
-	if (env_u32("COMPARE_AUTO", 1, 0, 1))
-		auto_study(ns, nr_ns);
 	fprintf(stderr, "compare: wrote %s (%llx)\n", path,
 		(unsigned long long)(sink & 0xf));
 	free(key_text);

@@ -4,7 +4,7 @@
 # tools/bench/compare.gp writes DIR/compare.png and DIR/compare.svg.  The data
 # has one block per algorithm, in the order of "names" below (tools/bench/compare.c).
 
-names = "maglev-251 maglev-4093 maglev-65537 ring64-1 ring64-128 ring64-1024 maglev-auto"
+names = "maglev-251 maglev-4093 maglev-65537 ring64-1 ring64-128 ring64-1024"
 set datafile separator "\t"
 set datafile missing "nan"
 set logscale x

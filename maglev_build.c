@@ -458,6 +458,7 @@ int maglev_build_table(struct maglev_service *ms)
 	struct maglev_cache *c = ms->cache;
 	struct mem_cgroup *memcg, *old_memcg;
 	struct maglev_lut *lut, *old;
+	char name[MAGLEV_SVC_NAME_MAX];
 	struct maglev_shared *t, *ot;
 	const char *why = NULL;
 	void *work = NULL;
@@ -496,9 +497,7 @@ int maglev_build_table(struct maglev_service *ms)
 	hash = maglev_inputs_hash(size, lut->be, nr);
 
 	t = maglev_cache_find(c, size, lut->be, nr, hash);
-	if (t) {
-		kvfree(lut->be);
-	} else {
+	if (!t) {
 		/* The scratch area serves maglev_build() and maglev_churn(). */
 		work = maglev_scratch_alloc(maglev_work_bytes(size,
 							      max(nr, onr)));
@@ -507,11 +506,13 @@ int maglev_build_table(struct maglev_service *ms)
 			why = "out of memory";
 			goto fail_lut;
 		}
-		t = maglev_shared_fill(c, size, lut->be, nr, lut->be_mem, hash,
-				       work, &why, &ret);
+		t = maglev_shared_fill(c, size, lut->be, nr, hash, work, &why,
+				       &ret);
 		if (!t)
 			goto fail_lut;
 	}
+	/* The table keeps its own copy of the backends. */
+	kvfree(lut->be);
 	lut->shared = t;
 	lut->table = t->table;
 	lut->be = t->be;
@@ -576,8 +577,16 @@ fail:
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
 		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
+	/* The IPVS service is named only while it lives (maglev_snapshot()). */
+	spin_lock(&ms->lock);
+	if (ms->dead) {
+		spin_unlock(&ms->lock);
+		return -ESHUTDOWN;
+	}
+	maglev_svc_name(name, sizeof(name), ms->svc);
+	spin_unlock(&ms->lock);
 	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
-			    ms->name, nr, why ? why : "out of memory", ret,
+			    name, nr, why ? why : "out of memory", ret,
 			    ret == -ENOMEM ? "; retrying" : "");
 	return ret;
 }

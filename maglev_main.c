@@ -578,7 +578,6 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	refcount_set(&ms->ref, 1);
 	INIT_DELAYED_WORK(&ms->work, maglev_build_work);
 	ms->next_build = jiffies;
-	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 	ms->gen = 1;
 	ms->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_LIST_HEAD(&ms->ready_node);

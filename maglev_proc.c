@@ -53,7 +53,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	const struct maglev_table *t = &none;
 	const struct maglev_shared *sh = NULL;
 	const struct maglev_lut *lut;
-	char churn[12] = "0";
+	char churn[12] = "0", name[MAGLEV_SVC_NAME_MAX];
 	u64 gen, table_gen = 0;
 	u32 i, nr = 0, flags = 0, users = 0;
 	size_t mem = maglev_state_mem();
@@ -61,12 +61,17 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	/*
 	 * IPVS may free the service without a grace period once done_service
 	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.  The table is published under the
-	 * lock, so it is the one of this generation.
+	 * while the state is not dead.  A dead one, being deleted, has no
+	 * record.  The table is published under the lock, so it is the one of
+	 * this generation.
 	 */
 	spin_lock(&ms->lock);
-	if (!ms->dead)
-		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	if (ms->dead) {
+		spin_unlock(&ms->lock);
+		return;
+	}
+	flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	maglev_svc_name(name, sizeof(name), ms->svc);
 	gen = ms->gen;
 	lut = rcu_dereference(ms->lut);
 	spin_unlock(&ms->lock);
@@ -88,7 +93,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	}
 	seq_printf(seq,
 		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %s build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu table %llu shared %u table_mem %zu\n",
-		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
+		   name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
 		   nr, lut ? lut->builds : 0, churn,
 		   sh ? sh->build_ns : 0, READ_ONCE(ms->alloc_fail),
 		   READ_ONCE(ms->build_fail), t->digest, gen != table_gen,

@@ -43,6 +43,8 @@
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -213,44 +215,50 @@ struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
  * maglev_shared_fill() - fill a new table and add it to the cache
  * @c: the namespace's cache
  * @size: table size M
- * @be: the backends in name order, allocated with kvmalloc(); the table
- *	takes them over on success (and maglev_build() sets their slots)
+ * @be: the backends in name order; the table keeps a copy (with the slot
+ *	counts maglev_build() sets), @be stays the caller's
  * @nr: their number
- * @be_mem: bytes allocated for @be
  * @hash: maglev_inputs_hash() of the inputs
  * @work: scratch area of maglev_work_bytes(@size, @nr) bytes
  * @why: set to a reason on failure
  * @err: set to the negative errno on failure
  *
+ * The structure, the backends and the slots are one allocation, so that
+ * the page a table's slots round up to holds the rest of the table rather
+ * than nothing (65537 slots of 2 bits end 4 bytes into a fifth page).
+ *
  * Context: the namespace's build work (no other fill of @c runs); sleeps.
- * Return: the table with one reference, or NULL (@be is the caller's).
+ * Return: the table with one reference, or NULL.
  */
 struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
-					 struct maglev_backend *be, u32 nr,
-					 size_t be_mem, u64 hash, void *work,
+					 const struct maglev_backend *be,
+					 u32 nr, u64 hash, void *work,
 					 const char **why, int *err)
 {
+	size_t be_bytes = array_size(nr, sizeof(*be)), mem = 0;
 	struct maglev_shared *t;
 	u64 t0;
 
-	t = kzalloc(sizeof(*t), MAGLEV_GFP_SMALL);
-	if (!t)
-		goto nomem;
-	t->mem = kmalloc_size_roundup(sizeof(*t));
-	t->table = maglev_mem_alloc(maglev_table_bytes(size, nr), &t->mem);
-	if (!t->table)
-		goto nomem;
-
-	t0 = ktime_get_ns();
-	*err = maglev_build(t->table, size, be, nr, work, NULL, why);
-	t->build_ns = ktime_get_ns() - t0;
-	if (*err) {
-		kvfree(t->table);
-		kfree(t);
+	t = maglev_mem_alloc(size_add(size_add(sizeof(*t), be_bytes),
+				      maglev_table_bytes(size, nr)), &mem);
+	if (!t) {
+		*why = "out of memory";
+		*err = -ENOMEM;
 		return NULL;
 	}
-	t->be = be;
-	t->mem += be_mem;
+	memset(t, 0, sizeof(*t));
+	t->mem = mem;
+	t->be = (struct maglev_backend *)(t + 1);
+	t->table = (struct maglev_table *)((u8 *)t->be + be_bytes);
+	memcpy(t->be, be, be_bytes);
+
+	t0 = ktime_get_ns();
+	*err = maglev_build(t->table, size, t->be, nr, work, NULL, why);
+	t->build_ns = ktime_get_ns() - t0;
+	if (*err) {
+		kvfree(t);
+		return NULL;
+	}
 	t->size = size;
 	t->nr = nr;
 	t->hash = hash;
@@ -267,12 +275,6 @@ struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
 	hlist_add_head(&t->node, maglev_bucket(c, hash));
 	spin_unlock_bh(&c->lock);
 	return t;
-
-nomem:
-	kfree(t);
-	*why = "out of memory";
-	*err = -ENOMEM;
-	return NULL;
 }
 
 /**
@@ -296,9 +298,7 @@ void maglev_shared_put(struct maglev_shared *t)
 	c->tables--;
 	c->mem -= t->mem;
 	spin_unlock_bh(&c->lock);
-	kvfree(t->table);
-	kvfree(t->be);
-	kfree(t);
+	kvfree(t);
 	maglev_cache_put(c);
 }
 

@@ -61,7 +61,7 @@ tools: $(BUILD)/maglev-sim $(BUILD)/maglev-fleet
 # The guest tests' helpers (tests/guest/*.c): test traffic, connections
 # right after a command, a command as an unprivileged user.
 guest-tools: $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/connprobe \
-	$(BUILD)/asuser
+	$(BUILD)/asuser $(BUILD)/tcpraw
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -87,6 +87,11 @@ $(BUILD)/connprobe: tests/guest/connprobe.c | $(BUILD)
 
 $(BUILD)/asuser: tests/guest/asuser.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/asuser.c
+
+# Helper of guest test 25-takeover: one raw TCP segment (an ACK of a
+# connection this load balancer never saw open).
+$(BUILD)/tcpraw: tests/guest/tcpraw.c | $(BUILD)
+	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/tcpraw.c
 
 # The benchmark compiles maglev_table.c, the ip_vs_mh port it compares
 # with and the reference fill with the kernel's code-generation limits
@@ -189,7 +194,7 @@ help:
 	@echo '  make tools      build $(BUILD)/maglev-sim (table planner) and maglev-fleet'
 	@echo '                  (fleet check, Prometheus export)'
 	@echo '  make guest-tools build the guest tests'"'"' helpers: udpflows, tcpfleet,'
-	@echo '                  connprobe, asuser (tests/guest/)'
+	@echo '                  connprobe, asuser, tcpraw (tests/guest/)'
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'

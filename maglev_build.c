@@ -138,6 +138,21 @@ void *maglev_mem_alloc(size_t bytes, size_t *mem)
 }
 
 /*
+ * Scratch memory of a build or of a churn count, allocated as a table is
+ * (maglev_mem_alloc()): kmalloc() with __GFP_NORETRY up to a page,
+ * vmalloc() above.  Not kvmalloc(), whose contiguous first try keeps
+ * __GFP_RETRY_MAYFAIL: from about 262139 slots up it would reclaim and
+ * compact for an order-8 to order-10 block in the build work before it
+ * falls back to vmalloc().  Freed with kvfree().
+ */
+static void *maglev_scratch_alloc(size_t bytes)
+{
+	size_t mem = 0;
+
+	return maglev_test_scratch(maglev_mem_alloc(bytes, &mem), bytes);
+}
+
+/*
  * A service's table descriptor with room for @nr destinations, and the
  * array of @nr backends its snapshot fills in; no table yet.
  */
@@ -260,6 +275,9 @@ void maglev_queue(struct maglev_service *ms, unsigned long now,
  * Bumps its generation and queues its build, which is charged to the
  * memory cgroup of the calling task: the one that made the change.  That
  * reference replaces the one of an earlier change no build consumed yet.
+ * A dead service takes no change: a sysctl write walks the namespace's
+ * services under RCU without a reference, and may reach one after
+ * done_service, whose last maglev_put() may already have put @ms->memcg.
  *
  * Context: process context (an IPVS callback or a sysctl write), may be
  * inside an RCU read-side section; takes @ms->lock.
@@ -270,9 +288,11 @@ void maglev_changed(struct maglev_service *ms)
 	unsigned long now = jiffies;
 
 	spin_lock(&ms->lock);
-	ms->gen++;
-	swap(ms->memcg, memcg);
-	maglev_queue(ms, now, maglev_delay(now, ms->next_build));
+	if (!ms->dead) {
+		ms->gen++;
+		swap(ms->memcg, memcg);
+		maglev_queue(ms, now, maglev_delay(now, ms->next_build));
+	}
 	spin_unlock(&ms->lock);
 	mem_cgroup_put(memcg);
 }
@@ -320,10 +340,18 @@ void maglev_rebuild_net(struct maglev_net *mn)
 /*
  * maglev_snapshot() - copy @ms's destinations into a new table descriptor
  *
- * Walks the IPVS service's destination list and takes a reference on each
- * destination under @ms->lock, so the backends are the service's
- * destinations at one instant (IPVS changes the list under RCU, each change
- * followed by its callback, which bumps @ms->gen under @ms->lock).
+ * Notes the generation and the namespace's table size under @ms->lock,
+ * while the service is not dead, then walks the IPVS service's destination
+ * list under RCU alone and takes a reference on each destination: IPVS's
+ * configuration path, whose callbacks take @ms->lock, never spins while a
+ * service of up to 65535 destinations is walked.  IPVS changes the list
+ * under RCU, each change followed by its callback, which bumps @ms->gen
+ * under @ms->lock: every change whose callback ran before the generation
+ * was read is in the snapshot, and one that races the walk, in it or not,
+ * is followed by another build.  The IPVS service outlives the walk: it
+ * is freed a grace period after its deletion, but for ip_vs_add_service's
+ * error path, which frees a service that has no destinations yet without
+ * one (then nothing is walked).
  * Returns NULL with *@err set: -ENOMEM, -E2BIG for more than
  * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
  * a dead service.  *@size is the namespace's table size at that instant.
@@ -363,26 +391,31 @@ struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 	*gen = ms->gen;
 	/* The namespace outlives its services' callbacks, not their builds. */
 	*size = READ_ONCE(ms->mn->table_size);
-	n = 0;
+	/* Not dead: the IPVS service is freed after a grace period, if at all. */
 	rcu_read_lock();
-	list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
-		struct maglev_backend *b = &lut->be[n];
-		int weight = atomic_read(&dest->weight);
+	spin_unlock(&ms->lock);
+	if (!n)
+		room = 0;
+	n = 0;
+	if (room) {
+		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
+			struct maglev_backend *b = &lut->be[n];
+			int weight = atomic_read(&dest->weight);
 
-		if (n == room)
-			break;
-		ip_vs_dest_hold(dest);
-		lut->dest[n] = dest;
-		b->priv = dest;
-		/* IPVS allows weights up to INT_MAX. */
-		b->weight = max(weight, 0);
-		b->drain_weight = b->weight ? 0 :
-				  max(atomic_read(&dest->last_weight), 0);
-		n++;
+			if (n == room)
+				break;
+			ip_vs_dest_hold(dest);
+			lut->dest[n] = dest;
+			b->priv = dest;
+			/* IPVS allows weights up to INT_MAX. */
+			b->weight = max(weight, 0);
+			b->drain_weight = b->weight ? 0 :
+					  max(atomic_read(&dest->last_weight), 0);
+			n++;
+		}
 	}
 	rcu_read_unlock();
 	lut->nr = n;
-	spin_unlock(&ms->lock);
 
 	for (i = 0; i < lut->nr; i++) {
 		struct maglev_backend *b = &lut->be[i];
@@ -390,6 +423,7 @@ struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 
 		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
 					       d->af, &d->addr, d->port);
+		cond_resched();
 	}
 	return lut;
 
@@ -424,6 +458,7 @@ int maglev_build_table(struct maglev_service *ms)
 	struct maglev_cache *c = ms->cache;
 	struct mem_cgroup *memcg, *old_memcg;
 	struct maglev_lut *lut, *old;
+	char name[MAGLEV_SVC_NAME_MAX];
 	struct maglev_shared *t, *ot;
 	const char *why = NULL;
 	void *work = NULL;
@@ -450,28 +485,34 @@ int maglev_build_table(struct maglev_service *ms)
 
 	size = maglev_fit_size(size, nr);
 	maglev_sort_backends(lut->be, nr);
-	/* The references follow the backends' order. */
-	for (i = 0; i < nr; i++)
+	/*
+	 * The references follow the backends' order.  Only the sort needs
+	 * priv: the backends may become a shared table, which outlives this
+	 * service's references, so it keeps no pointer to them.
+	 */
+	for (i = 0; i < nr; i++) {
 		lut->dest[i] = lut->be[i].priv;
+		lut->be[i].priv = NULL;
+	}
 	hash = maglev_inputs_hash(size, lut->be, nr);
 
 	t = maglev_cache_find(c, size, lut->be, nr, hash);
-	if (t) {
-		kvfree(lut->be);
-	} else {
+	if (!t) {
 		/* The scratch area serves maglev_build() and maglev_churn(). */
-		work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
-				MAGLEV_GFP);
+		work = maglev_scratch_alloc(maglev_work_bytes(size,
+							      max(nr, onr)));
 		if (!work) {
 			ret = -ENOMEM;
 			why = "out of memory";
 			goto fail_lut;
 		}
-		t = maglev_shared_fill(c, size, lut->be, nr, lut->be_mem, hash,
-				       work, &why, &ret);
+		t = maglev_shared_fill(c, size, lut->be, nr, hash, work, &why,
+				       &ret);
 		if (!t)
 			goto fail_lut;
 	}
+	/* The table keeps its own copy of the backends. */
+	kvfree(lut->be);
 	lut->shared = t;
 	lut->table = t->table;
 	lut->be = t->be;
@@ -484,18 +525,22 @@ int maglev_build_table(struct maglev_service *ms)
 		/* Another service made the same move: same churn. */
 		lut->churn = t->churn;
 	} else {
+		/*
+		 * A table from the cache needs scratch only for the churn: a
+		 * u16 per old backend.  Without it the table is published
+		 * with the churn unknown: a statistic never keeps a ready
+		 * table from serving.
+		 */
 		if (!work)
-			work = kvmalloc(maglev_work_bytes(size, max(nr, onr)),
-					MAGLEV_GFP);
-		if (!work) {
-			ret = -ENOMEM;
-			why = "out of memory";
-			goto fail_lut;
+			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
+		if (work) {
+			lut->churn = maglev_churn(ot->table, ot->be, ot->nr,
+						  t->table, t->be, t->nr, work);
+			t->churn_from = ot->id;
+			t->churn = lut->churn;
+		} else {
+			lut->churn = MAGLEV_CHURN_UNKNOWN;
 		}
-		lut->churn = maglev_churn(ot->table, ot->be, ot->nr, t->table,
-					  t->be, t->nr, work);
-		t->churn_from = ot->id;
-		t->churn = lut->churn;
 	}
 	kvfree(work);
 	set_active_memcg(old_memcg);
@@ -532,8 +577,16 @@ fail:
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
 		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
+	/* The IPVS service is named only while it lives (maglev_snapshot()). */
+	spin_lock(&ms->lock);
+	if (ms->dead) {
+		spin_unlock(&ms->lock);
+		return -ESHUTDOWN;
+	}
+	maglev_svc_name(name, sizeof(name), ms->svc);
+	spin_unlock(&ms->lock);
 	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
-			    ms->name, nr, why ? why : "out of memory", ret,
+			    name, nr, why ? why : "out of memory", ret,
 			    ret == -ENOMEM ? "; retrying" : "");
 	return ret;
 }

@@ -127,6 +127,7 @@
 #include <linux/string.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
+#include <linux/tcp.h>
 #include <linux/types.h>
 #include <linux/user_namespace.h>
 #include <linux/workqueue.h>
@@ -577,7 +578,6 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	refcount_set(&ms->ref, 1);
 	INIT_DELAYED_WORK(&ms->work, maglev_build_work);
 	ms->next_build = jiffies;
-	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 	ms->gen = 1;
 	ms->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_LIST_HEAD(&ms->ready_node);
@@ -675,6 +675,25 @@ static __be16 maglev_client_port(const struct sk_buff *skb,
 }
 
 /*
+ * A TCP packet without SYN that IPVS schedules (net.ipv4.vs.sloppy_tcp):
+ * a connection that lives on its server already, taken over from a load
+ * balancer that died or from which ECMP moved the flow.  Its server's upper
+ * threshold does not apply: refusing it, or sending it elsewhere, resets
+ * the connection.
+ */
+static bool maglev_tcp_takeover(const struct sk_buff *skb,
+				const struct ip_vs_iphdr *iph)
+{
+	struct tcphdr buf;
+	const struct tcphdr *th;
+
+	if (iph->protocol != IPPROTO_TCP || !skb)
+		return false;
+	th = skb_header_pointer(skb, iph->len, sizeof(buf), &buf);
+	return th && !th->syn;
+}
+
+/*
  * The table's choice is unavailable: a few rehashes of the client hash,
  * then a walk over the table's N destinations from a hash-derived index.
  */
@@ -738,7 +757,9 @@ static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u32 hash)
  *
  * One keyed hash and one table load; a bounded fallback when the chosen
  * destination is retired, or with flag-1 overloaded; the service's own
- * list while the table lags it.
+ * list while the table lags it.  An overloaded destination (over its upper
+ * threshold) still gets a TCP packet without SYN: its connection lives
+ * there already (maglev_tcp_takeover()).
  *
  * Context: softirq or process context, RCU read lock held.
  * Return: the destination, or NULL (after ip_vs_scheduler_err()).
@@ -776,11 +797,15 @@ ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		if (likely(idx < lut->nr)) {
 			dest = lut->dest[idx];
 			if (unlikely(maglev_dest_unavailable(svc, dest))) {
-				/* Overloaded, no flag-1: refused, as documented. */
-				if (!(svc->flags & MAGLEV_F_FALLBACK) &&
-				    !maglev_dest_retired(svc, dest)) {
-					dest = NULL;
-					goto out;
+				if (!maglev_dest_retired(svc, dest)) {
+					/* Overloaded: a taken-over connection stays. */
+					if (maglev_tcp_takeover(skb, iph))
+						goto out;
+					/* No flag-1: refused, as documented. */
+					if (!(svc->flags & MAGLEV_F_FALLBACK)) {
+						dest = NULL;
+						goto out;
+					}
 				}
 				dest = maglev_fallback(svc, lut, hash);
 			}
@@ -912,6 +937,12 @@ static int __init ip_vs_maglev_init(void)
 
 fail_pernet:
 	unregister_pernet_subsys(&maglev_net_ops);
+	/*
+	 * Each namespace's exit queued maglev_key_free_rcu(): wait for it
+	 * before the module's text goes (insmod of the MH_COMPAT build where
+	 * IPVS has "mh" already fails here with -EEXIST).
+	 */
+	rcu_barrier();
 fail_wq:
 	destroy_workqueue(maglev_wq);
 	return ret;

@@ -21,6 +21,8 @@
 #include <linux/seq_file_net.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/sprintf.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 #include <net/ip_vs.h>
@@ -51,6 +53,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	const struct maglev_table *t = &none;
 	const struct maglev_shared *sh = NULL;
 	const struct maglev_lut *lut;
+	char churn[12] = "0", name[MAGLEV_SVC_NAME_MAX];
 	u64 gen, table_gen = 0;
 	u32 i, nr = 0, flags = 0, users = 0;
 	size_t mem = maglev_state_mem();
@@ -58,12 +61,17 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	/*
 	 * IPVS may free the service without a grace period once done_service
 	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.  The table is published under the
-	 * lock, so it is the one of this generation.
+	 * while the state is not dead.  A dead one, being deleted, has no
+	 * record.  The table is published under the lock, so it is the one of
+	 * this generation.
 	 */
 	spin_lock(&ms->lock);
-	if (!ms->dead)
-		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	if (ms->dead) {
+		spin_unlock(&ms->lock);
+		return;
+	}
+	flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	maglev_svc_name(name, sizeof(name), ms->svc);
 	gen = ms->gen;
 	lut = rcu_dereference(ms->lut);
 	spin_unlock(&ms->lock);
@@ -73,6 +81,10 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 		table_gen = lut->gen;
 		sh = lut->shared;
 		mem += lut->mem;
+		if (lut->churn == MAGLEV_CHURN_UNKNOWN)
+			strscpy(churn, "-", sizeof(churn));
+		else
+			snprintf(churn, sizeof(churn), "%u", lut->churn);
 	}
 	if (sh) {
 		/* Its users share the table's bytes: counted once in all. */
@@ -80,9 +92,9 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 		mem += sh->mem / max(users, 1U);
 	}
 	seq_printf(seq,
-		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu table %llu shared %u table_mem %zu\n",
-		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
-		   nr, lut ? lut->builds : 0, lut ? lut->churn : 0,
+		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %s build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu table %llu shared %u table_mem %zu\n",
+		   name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
+		   nr, lut ? lut->builds : 0, churn,
 		   sh ? sh->build_ns : 0, READ_ONCE(ms->alloc_fail),
 		   READ_ONCE(ms->build_fail), t->digest, gen != table_gen,
 		   gen, table_gen, mem, sh ? sh->id : 0, users,

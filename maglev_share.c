@@ -43,7 +43,10 @@
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/refcount.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
@@ -145,12 +148,14 @@ static bool maglev_same_inputs(const struct maglev_backend *a,
 {
 	u32 i;
 
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		if (a[i].name_len != b[i].name_len ||
 		    a[i].weight != b[i].weight ||
 		    a[i].drain_weight != b[i].drain_weight ||
 		    memcmp(a[i].name, b[i].name, a[i].name_len))
 			return false;
+		cond_resched();
+	}
 	return true;
 }
 
@@ -167,6 +172,14 @@ static struct hlist_head *maglev_bucket(struct maglev_cache *c, u64 hash)
  * @nr: their number
  * @hash: maglev_inputs_hash() of them
  *
+ * The cache's lock (which softirqs take too, when an RCU callback drops a
+ * table's last reference) is held only to pick the candidate, by hash, size
+ * and number of backends, and take a reference on it; its up to 65535
+ * backend names are compared after, outside the lock, while the reference
+ * keeps it.  A candidate of the same hash but other inputs (inputs that
+ * collide in 64 bits) is not looked past: the build fills its own table.
+ *
+ * Context: process context, no lock held (the build work).
  * Return: the table with a new reference, or NULL if the cache has none
  * (a table whose last reference is dropping does not count).
  */
@@ -179,13 +192,21 @@ struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
 	spin_lock_bh(&c->lock);
 	hlist_for_each_entry(t, maglev_bucket(c, hash), node) {
 		if (t->hash == hash && t->size == size && t->nr == nr &&
-		    maglev_same_inputs(t->be, be, nr) &&
 		    refcount_inc_not_zero(&t->ref)) {
 			found = t;
-			c->found++;
 			break;
 		}
 	}
+	spin_unlock_bh(&c->lock);
+	if (!found)
+		return NULL;
+	/* Immutable once in the cache: no lock needed to compare. */
+	if (!maglev_same_inputs(found->be, be, nr)) {
+		maglev_shared_put(found);
+		return NULL;
+	}
+	spin_lock_bh(&c->lock);
+	c->found++;
 	spin_unlock_bh(&c->lock);
 	return found;
 }
@@ -194,44 +215,50 @@ struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
  * maglev_shared_fill() - fill a new table and add it to the cache
  * @c: the namespace's cache
  * @size: table size M
- * @be: the backends in name order, allocated with kvmalloc(); the table
- *	takes them over on success (and maglev_build() sets their slots)
+ * @be: the backends in name order; the table keeps a copy (with the slot
+ *	counts maglev_build() sets), @be stays the caller's
  * @nr: their number
- * @be_mem: bytes allocated for @be
  * @hash: maglev_inputs_hash() of the inputs
  * @work: scratch area of maglev_work_bytes(@size, @nr) bytes
  * @why: set to a reason on failure
  * @err: set to the negative errno on failure
  *
+ * The structure, the backends and the slots are one allocation, so that
+ * the page a table's slots round up to holds the rest of the table rather
+ * than nothing (65537 slots of 2 bits end 4 bytes into a fifth page).
+ *
  * Context: the namespace's build work (no other fill of @c runs); sleeps.
- * Return: the table with one reference, or NULL (@be is the caller's).
+ * Return: the table with one reference, or NULL.
  */
 struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
-					 struct maglev_backend *be, u32 nr,
-					 size_t be_mem, u64 hash, void *work,
+					 const struct maglev_backend *be,
+					 u32 nr, u64 hash, void *work,
 					 const char **why, int *err)
 {
+	size_t be_bytes = array_size(nr, sizeof(*be)), mem = 0;
 	struct maglev_shared *t;
 	u64 t0;
 
-	t = kzalloc(sizeof(*t), MAGLEV_GFP_SMALL);
-	if (!t)
-		goto nomem;
-	t->mem = kmalloc_size_roundup(sizeof(*t));
-	t->table = maglev_mem_alloc(maglev_table_bytes(size, nr), &t->mem);
-	if (!t->table)
-		goto nomem;
-
-	t0 = ktime_get_ns();
-	*err = maglev_build(t->table, size, be, nr, work, NULL, why);
-	t->build_ns = ktime_get_ns() - t0;
-	if (*err) {
-		kvfree(t->table);
-		kfree(t);
+	t = maglev_mem_alloc(size_add(size_add(sizeof(*t), be_bytes),
+				      maglev_table_bytes(size, nr)), &mem);
+	if (!t) {
+		*why = "out of memory";
+		*err = -ENOMEM;
 		return NULL;
 	}
-	t->be = be;
-	t->mem += be_mem;
+	memset(t, 0, sizeof(*t));
+	t->mem = mem;
+	t->be = (struct maglev_backend *)(t + 1);
+	t->table = (struct maglev_table *)((u8 *)t->be + be_bytes);
+	memcpy(t->be, be, be_bytes);
+
+	t0 = ktime_get_ns();
+	*err = maglev_build(t->table, size, t->be, nr, work, NULL, why);
+	t->build_ns = ktime_get_ns() - t0;
+	if (*err) {
+		kvfree(t);
+		return NULL;
+	}
 	t->size = size;
 	t->nr = nr;
 	t->hash = hash;
@@ -248,12 +275,6 @@ struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
 	hlist_add_head(&t->node, maglev_bucket(c, hash));
 	spin_unlock_bh(&c->lock);
 	return t;
-
-nomem:
-	kfree(t);
-	*why = "out of memory";
-	*err = -ENOMEM;
-	return NULL;
 }
 
 /**
@@ -277,9 +298,7 @@ void maglev_shared_put(struct maglev_shared *t)
 	c->tables--;
 	c->mem -= t->mem;
 	spin_unlock_bh(&c->lock);
-	kvfree(t->table);
-	kvfree(t->be);
-	kfree(t);
+	kvfree(t);
 	maglev_cache_put(c);
 }
 

@@ -997,6 +997,20 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 }
 
 /**
+ * maglev_churn_bytes() - scratch memory needed by maglev_churn()
+ * @on: number of backends of the previous table
+ *
+ * maglev_churn() maps each backend of the previous table to its index in
+ * the new one: a u16 each, whatever the table size.
+ *
+ * Return: bytes of scratch memory, at least one u16.
+ */
+size_t maglev_churn_bytes(u32 on)
+{
+	return (size_t)(on ? on : 1) * sizeof(u16);
+}
+
+/**
  * maglev_churn() - slots whose owner changed between two builds
  * @old: previous table, or NULL
  * @ob: its backends in name order
@@ -1004,7 +1018,8 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
  * @new: new table
  * @nb: its backends in name order
  * @nn: number of @nb
- * @work: scratch area of at least maglev_work_bytes(@new->size, @on) bytes
+ * @work: scratch area of at least maglev_churn_bytes(@on) bytes (which
+ *	maglev_work_bytes(@new->size, @on) bytes also are)
  *
  * Owners are compared by name, not by index, and "none" is an owner of
  * its own: a slot that gains or loses its owner counts, so a change to an

@@ -11,6 +11,7 @@
 
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
+#include <linux/limits.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/siphash.h>
@@ -36,7 +37,7 @@ union nf_inet_addr;
 				 IP_VS_SVC_F_SCHED3)
 
 /* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
-#define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_NAME_MAX)
+#define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_ADDR_NAME_MAX + 1)
 
 /*
  * Build allocations may fail: the old table keeps serving and the build is
@@ -49,6 +50,12 @@ union nf_inet_addr;
 #define MAGLEV_GFP_SMALL	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
 #define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN)
+
+/*
+ * maglev_lut.churn when the build had no memory to count it; /proc shows
+ * "churn -".
+ */
+#define MAGLEV_CHURN_UNKNOWN	U32_MAX
 
 /* Retry delays of a build that ran out of memory. */
 #define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
@@ -152,7 +159,8 @@ struct maglev_cache {
  * @hash: maglev_inputs_hash() of M and the backends
  * @id: the table's number in its namespace (1, 2, ...), shown in /proc
  * @build_ns: duration of its maglev_build()
- * @mem: bytes allocated for it (this structure, backends and slots)
+ * @mem: bytes allocated for it: this structure, then @be, then @table, in
+ *	one allocation
  * @churn_from: @id of the table @churn was counted against, 0 for none
  * @churn: slots whose owner differs from those of table @churn_from
  * @table: the slots; entries index @be (and each service's destinations)
@@ -187,7 +195,8 @@ struct maglev_shared {
  * @rcu: frees the descriptor (dropping the destination references and the
  *	reference on @shared) after a grace period
  * @nr: number of destinations (backends)
- * @churn: slots whose owner changed against the previous table
+ * @churn: slots whose owner changed against the previous table, or
+ *	%MAGLEV_CHURN_UNKNOWN
  * @builds: tables published for the service, this one included
  * @gen: generation (maglev_service.gen) of the configuration snapshot it
  *	was built from
@@ -243,7 +252,6 @@ struct maglev_lut {
  * @cache: the namespace's table cache and build queue (one reference)
  * @ready_node: entry in @cache's ready list while a build is due
  *	(maglev_cache.lock); holds a reference of @ref
- * @name: service description for messages, "TCP 10.0.0.1:80"
  * @rcu: frees this structure after a grace period
  */
 struct maglev_service {
@@ -264,7 +272,6 @@ struct maglev_service {
 	struct mem_cgroup *memcg;
 	struct maglev_cache *cache;
 	struct list_head ready_node;
-	char name[MAGLEV_SVC_NAME_MAX];
 	struct rcu_head rcu;
 };
 
@@ -300,6 +307,16 @@ unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
 void maglev_build_work(struct work_struct *work);
 void maglev_build_service(struct maglev_service *ms);
 
+#ifdef MAGLEV_KUNIT
+/* kunit/maglev_glue_test.c: sees every build scratch area, may fail it. */
+void *maglev_test_scratch(void *p, size_t bytes);
+#else
+static inline void *maglev_test_scratch(void *p, size_t bytes)
+{
+	return p;
+}
+#endif
+
 /* maglev_share.c: a namespace's shared tables and build queue */
 struct maglev_cache *maglev_cache_alloc(void);
 void maglev_cache_put(struct maglev_cache *c);
@@ -312,8 +329,8 @@ struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
 					const struct maglev_backend *be,
 					u32 nr, u64 hash);
 struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
-					 struct maglev_backend *be, u32 nr,
-					 size_t be_mem, u64 hash, void *work,
+					 const struct maglev_backend *be,
+					 u32 nr, u64 hash, void *work,
 					 const char **why, int *err);
 void maglev_shared_put(struct maglev_shared *t);
 

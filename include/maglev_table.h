@@ -270,6 +270,7 @@ u32 maglev_slot_width(u32 nr_backends);
 size_t maglev_slot_bytes(u32 size, u32 nr_backends);
 size_t maglev_table_bytes(u32 size, u32 nr_backends);
 size_t maglev_work_bytes(u32 size, u32 nr_backends);
+size_t maglev_churn_bytes(u32 on);
 
 u64 maglev_hash(const void *data, size_t len, u64 seed);
 u32 maglev_rehash(u32 hash, u32 i);

@@ -11,25 +11,37 @@
 #include <kunit/resource.h>
 #include <kunit/test.h>
 
+#include <linux/array_size.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
+#include <linux/hash.h>
 #include <linux/in.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/limits.h>
 #include <linux/list.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/rculist.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/siphash.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/sprintf.h>
 #include <linux/string.h>
+#include <linux/tcp.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -182,6 +194,9 @@ static struct maglev_service *test_service(struct kunit *test,
 	}
 	svc->num_dests = n;
 	svc->af = AF_INET;
+	svc->protocol = IPPROTO_TCP;
+	svc->addr.ip = htonl(0x0a000001);	/* TCP 10.0.0.1:80 */
+	svc->port = htons(80);
 	svc->flags = MAGLEV_F_PORT;
 	mn->table_size = 251;
 	test_key.fp = maglev_key_fingerprint(&test_key.key);
@@ -272,7 +287,6 @@ static void maglev_show_dead_test(struct kunit *test)
 
 	d[0] = test_dest(test, AF_INET, "10.0.0.2", 80, 1);
 	ms = test_service(test, d, 1);
-	strscpy(ms->name, "TCP 10.0.0.1:80", sizeof(ms->name));
 	seq.size = PAGE_SIZE;
 	seq.buf = kunit_kzalloc(test, seq.size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, seq.buf);
@@ -284,16 +298,19 @@ static void maglev_show_dead_test(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL_MSG(test, flags, "%.*s", (int)seq.count,
 				  seq.buf);
 
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strnstr(seq.buf, "service TCP 10.0.0.1:80 ",
+						seq.count),
+				  "%.*s", (int)seq.count, seq.buf);
+
+	/* Dead, being deleted: no record, and the service is not read. */
 	ms->dead = true;
 	memset(ms->svc, 0x6b, sizeof(*ms->svc));	/* POISON_FREE */
 	seq.count = 0;
 	rcu_read_lock();
 	maglev_show_service(&seq, ms);
 	rcu_read_unlock();
-	KUNIT_EXPECT_NOT_NULL_MSG(test, strnstr(seq.buf, " flags 0x0 ",
-						seq.count),
-				  "%.*s", (int)seq.count, seq.buf);
-	KUNIT_EXPECT_NOT_NULL(test, strnstr(seq.buf, " key ", seq.count));
+	KUNIT_EXPECT_EQ_MSG(test, seq.count, (size_t)0, "%.*s",
+			    (int)seq.count, seq.buf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -569,7 +586,6 @@ static void maglev_show_one_table_test(struct kunit *test)
 	lut->builds = 3;
 	d1[0] = test_dest(test, AF_INET, "10.0.1.1", 80, 1);
 	ms = test_service(test, d1, 1);
-	strscpy(ms->name, "TCP 10.0.0.1:80", sizeof(ms->name));
 	rcu_assign_pointer(ms->lut, lut);
 	seq.size = PAGE_SIZE;
 	seq.buf = kunit_kzalloc(test, seq.size, GFP_KERNEL);
@@ -636,6 +652,79 @@ static void maglev_moved_dest_test(struct kunit *test)
 		KUNIT_EXPECT_PTR_NE(test, again, got);
 		KUNIT_EXPECT_FALSE(test, maglev_dest_retired(svc, got));
 	}
+	RCU_INIT_POINTER(ms->lut, NULL);
+	maglev_lut_free(lut);
+}
+
+/*
+ * A server over its upper threshold (IP_VS_DEST_F_OVERLOAD) takes no new
+ * connection: a SYN, or a UDP datagram, is refused without flag-1 and goes
+ * elsewhere with it.  A TCP packet without SYN that IPVS schedules
+ * (sloppy_tcp) belongs to a connection that lives on the table's server
+ * already (another load balancer had it): it goes there, whatever its load.
+ */
+static void maglev_overload_takeover_test(struct kunit *test)
+{
+	struct ip_vs_iphdr iph = { .protocol = IPPROTO_TCP, .len = 0 };
+	struct ip_vs_dest *d[FB_N], *want, *got;
+	struct maglev_service *ms;
+	struct ip_vs_service *svc;
+	struct maglev_lut *lut;
+	struct sk_buff *skb;
+	struct tcphdr *th;
+	u32 k;
+
+	lut = test_lut_ms(test, d, &ms);
+	svc = ms->svc;
+	svc->sched_data = ms;
+	rcu_assign_pointer(ms->lut, lut);
+	skb = alloc_skb(sizeof(*th), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	th = skb_put_zero(skb, sizeof(*th));
+	th->source = htons(40000);
+	th->dest = htons(80);
+
+	for (k = 0; k < 50; k++) {
+		iph.saddr.ip = htonl(0x0a090001 + k);
+		svc->flags = MAGLEV_F_PORT;
+		iph.protocol = IPPROTO_TCP;
+		th->syn = 1;
+		th->ack = 0;
+		rcu_read_lock();
+		want = ip_vs_maglev_schedule(svc, skb, &iph);
+		KUNIT_ASSERT_NOT_NULL(test, want);
+		want->flags |= IP_VS_DEST_F_OVERLOAD;
+
+		/* New connections: refused, or elsewhere with flag-1. */
+		KUNIT_EXPECT_NULL(test, ip_vs_maglev_schedule(svc, skb, &iph));
+		svc->flags |= MAGLEV_F_FALLBACK;
+		got = ip_vs_maglev_schedule(svc, skb, &iph);
+		KUNIT_EXPECT_NOT_NULL(test, got);
+		KUNIT_EXPECT_PTR_NE(test, got, want);
+		iph.protocol = IPPROTO_UDP;
+		KUNIT_EXPECT_PTR_NE(test, ip_vs_maglev_schedule(svc, skb, &iph),
+				    want);
+		svc->flags &= ~MAGLEV_F_FALLBACK;
+		KUNIT_EXPECT_NULL(test, ip_vs_maglev_schedule(svc, skb, &iph));
+
+		/* A connection taken over: its server, with or without flag-1. */
+		iph.protocol = IPPROTO_TCP;
+		th->syn = 0;
+		th->ack = 1;
+		KUNIT_EXPECT_PTR_EQ(test, ip_vs_maglev_schedule(svc, skb, &iph),
+				    want);
+		svc->flags |= MAGLEV_F_FALLBACK;
+		KUNIT_EXPECT_PTR_EQ(test, ip_vs_maglev_schedule(svc, skb, &iph),
+				    want);
+		/* Not when the server is retired: drained, it goes elsewhere. */
+		atomic_set(&want->weight, 0);
+		got = ip_vs_maglev_schedule(svc, skb, &iph);
+		KUNIT_EXPECT_PTR_NE(test, got, want);
+		atomic_set(&want->weight, 1);
+		want->flags &= ~IP_VS_DEST_F_OVERLOAD;
+		rcu_read_unlock();
+	}
+	kfree_skb(skb);
 	RCU_INIT_POINTER(ms->lut, NULL);
 	maglev_lut_free(lut);
 }
@@ -763,9 +852,17 @@ static void maglev_cache_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(be[0].name, "10.0.0.1:80", 11), 0);
 	h = maglev_inputs_hash(251, be, 3);
 	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, be, 3, h));
-	t = maglev_shared_fill(c, 251, be, 3, 3 * sizeof(*be), h, work,
-			       &why, &err);
+	t = maglev_shared_fill(c, 251, be, 3, h, work, &why, &err);
 	KUNIT_ASSERT_NOT_NULL(test, t);
+	/* The table keeps a copy of the backends, in its own allocation. */
+	KUNIT_EXPECT_PTR_EQ(test, (void *)t->be, (void *)(t + 1));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)t->table, (void *)(t->be + 3));
+	KUNIT_EXPECT_EQ(test, memcmp(t->be[2].name, be[2].name, be[2].name_len),
+			0);
+	KUNIT_EXPECT_EQ(test, t->mem,
+			kmalloc_size_roundup(sizeof(*t) + 3 * sizeof(*be) +
+					     maglev_table_bytes(251, 3)));
+	kvfree(be);
 	KUNIT_EXPECT_EQ(test, c->fills, 1ULL);
 	KUNIT_EXPECT_EQ(test, c->tables, 1U);
 	KUNIT_EXPECT_EQ(test, c->mem, t->mem);
@@ -790,9 +887,10 @@ static void maglev_cache_test(struct kunit *test)
 	kvfree(q);
 	/* Drained with another drain weight: another table. */
 	q = test_backends(test, 3, w0, d3);
-	u = maglev_shared_fill(c, 251, q, 3, 3 * sizeof(*q),
-			       maglev_inputs_hash(251, q, 3), work, &why, &err);
+	u = maglev_shared_fill(c, 251, q, 3, maglev_inputs_hash(251, q, 3),
+			       work, &why, &err);
 	KUNIT_ASSERT_NOT_NULL(test, u);
+	kvfree(q);
 	q = test_backends(test, 3, w0, d4);
 	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, q, 3,
 						  maglev_inputs_hash(251, q, 3)));
@@ -823,6 +921,400 @@ static void maglev_cache_test(struct kunit *test)
 	maglev_cache_put(c);
 }
 
+/* ------------------------------------------------------------------ */
+
+/*
+ * A table-size write walks the namespace's services under RCU without a
+ * reference (maglev_rebuild_net()) and may reach one that done_service has
+ * just released: its last maglev_put() put @ms->memcg and freed it after a
+ * grace period.  maglev_changed() on it must store no memory cgroup
+ * reference (it would never be put: a zombie memcg) and swap none out (it
+ * was put already: a double put), move no generation and queue no build.
+ */
+static void maglev_changed_dead_test(struct kunit *test)
+{
+	struct maglev_net *mn = kunit_kzalloc(test, sizeof(*mn), GFP_KERNEL);
+	struct ip_vs_service *svc = kunit_kzalloc(test, sizeof(*svc),
+						  GFP_KERNEL);
+	struct maglev_service *ms;
+	struct maglev_cache *c;
+	u64 gen;
+
+	KUNIT_ASSERT_NOT_NULL(test, mn);
+	KUNIT_ASSERT_NOT_NULL(test, svc);
+	c = maglev_cache_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	/* Freed by done_service's last reference, as ip_vs_maglev_init_svc's. */
+	ms = kzalloc(sizeof(*ms), GFP_KERNEL);
+	if (!ms)
+		maglev_cache_put(c);
+	KUNIT_ASSERT_NOT_NULL(test, ms);
+	spin_lock_init(&mn->lock);
+	INIT_LIST_HEAD(&mn->services);
+	mn->cache = c;
+	INIT_LIST_HEAD(&svc->destinations);
+	ms->mn = mn;
+	ms->svc = svc;
+	spin_lock_init(&ms->lock);
+	refcount_set(&ms->ref, 1);
+	INIT_DELAYED_WORK(&ms->work, maglev_build_work);
+	INIT_LIST_HEAD(&ms->ready_node);
+	ms->gen = 1;
+	/* A build took the memory cgroup of the last change. */
+	ms->memcg = NULL;
+	refcount_inc(&c->ref);
+	ms->cache = c;
+	svc->sched_data = ms;
+	list_add_tail_rcu(&ms->node, &mn->services);
+
+	/* The sysctl writer found the service before done_service ran. */
+	rcu_read_lock();
+	ip_vs_maglev_done_svc(svc);
+	gen = ms->gen;
+	maglev_changed(ms);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(ms->memcg));
+	KUNIT_EXPECT_EQ(test, ms->gen, gen);
+	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&ms->work));
+	KUNIT_EXPECT_TRUE(test, list_empty(&ms->ready_node));
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, list_empty(&mn->services));
+	rcu_barrier();
+	maglev_cache_put(c);
+}
+
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every build scratch area passes through maglev_test_scratch(): the
+ * tests below record what was asked for and may make it fail.
+ */
+struct scratch_probe {
+	u32 seen;
+	size_t bytes[8];
+	bool vmalloc[8];
+	u32 fail_from;		/* fail the requests from this one on, 0: none */
+};
+
+static struct scratch_probe *scratch_probe_of;
+
+void *maglev_test_scratch(void *p, size_t bytes)
+{
+	struct scratch_probe *sp = READ_ONCE(scratch_probe_of);
+	u32 n;
+
+	if (!sp || !p)
+		return p;
+	n = sp->seen++;
+	if (n < ARRAY_SIZE(sp->bytes)) {
+		sp->bytes[n] = bytes;
+		sp->vmalloc[n] = is_vmalloc_addr(p);
+	}
+	if (sp->fail_from && n + 1 >= sp->fail_from) {
+		kvfree(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void scratch_probe_off(void *unused)
+{
+	WRITE_ONCE(scratch_probe_of, NULL);
+}
+
+/* Unpublish and free @ms's table, after the RCU callbacks of the others. */
+static void test_unpublish(struct maglev_service *ms)
+{
+	struct maglev_lut *lut = rcu_dereference_protected(ms->lut, true);
+
+	RCU_INIT_POINTER(ms->lut, NULL);
+	rcu_barrier();
+	if (lut) {
+		atomic_dec(&lut->shared->users);
+		maglev_lut_free(lut);
+	}
+}
+
+/*
+ * maglev_build_table() on a made-up service: its scratch comes from
+ * kmalloc() up to a page and vmalloc() above, never kvmalloc()'s
+ * high-order kmalloc() try; a table found in the cache asks only for what
+ * the churn needs, and is published even when that fails, with the churn
+ * unknown; a table keeps no pointer to the destinations of the service
+ * that filled it.
+ */
+static void maglev_build_table_test(struct kunit *test)
+{
+	struct scratch_probe sp = {};
+	struct ip_vs_dest *d[FB_N];
+	struct maglev_service *ms;
+	struct maglev_shared *t1, *t2;
+	struct maglev_lut *lut;
+	struct maglev_cache *c;
+	u32 i;
+	int ok;
+
+	for (i = 0; i < FB_N; i++) {
+		char a[16];
+
+		snprintf(a, sizeof(a), "10.0.0.%u", i + 1);
+		d[i] = test_dest(test, AF_INET, a, 80, 1);
+	}
+	ms = test_service(test, d, FB_N);
+	c = maglev_cache_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	ms->cache = c;
+	ms->mn->table_size = 65537;
+	ok = kunit_add_action_or_reset(test, scratch_probe_off, NULL);
+	KUNIT_ASSERT_EQ(test, ok, 0);
+	WRITE_ONCE(scratch_probe_of, &sp);
+
+	/* A fill above a page: vmalloc(), not kvmalloc()'s kmalloc(). */
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_ASSERT_EQ(test, sp.seen, 1U);
+	KUNIT_EXPECT_EQ(test, sp.bytes[0], maglev_work_bytes(65537, FB_N));
+	KUNIT_EXPECT_GT(test, sp.bytes[0], (size_t)PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, sp.vmalloc[0]);
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	t1 = lut->shared;
+	KUNIT_ASSERT_NOT_NULL(test, t1);
+	for (i = 0; i < FB_N; i++) {
+		KUNIT_EXPECT_NULL(test, t1->be[i].priv);
+		KUNIT_EXPECT_PTR_EQ(test, lut->dest[i], d[i]);
+	}
+	/* Kept in the cache while the service moves on. */
+	refcount_inc(&t1->ref);
+
+	/* Another weight: another fill, which counts the churn from t1. */
+	atomic_set(&d[0]->weight, 2);
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 2U);
+	lut = rcu_dereference_protected(ms->lut, true);
+	t2 = lut->shared;
+	KUNIT_ASSERT_PTR_NE(test, t2, t1);
+	KUNIT_EXPECT_NE(test, lut->churn, MAGLEV_CHURN_UNKNOWN);
+	refcount_inc(&t2->ref);
+
+	/*
+	 * Back: t1 comes from the cache, and its churn memo is not from t2.
+	 * The churn needs a u16 per old backend, and when even that fails
+	 * the table is published, the churn unknown.
+	 */
+	atomic_set(&d[0]->weight, 1);
+	sp.fail_from = 3;
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 3U);
+	KUNIT_EXPECT_EQ(test, sp.bytes[2], maglev_churn_bytes(FB_N));
+	KUNIT_EXPECT_LT(test, sp.bytes[2], maglev_work_bytes(65537, FB_N));
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t1);
+	KUNIT_EXPECT_EQ(test, lut->churn, MAGLEV_CHURN_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, ms->alloc_fail, 0ULL);
+
+	/* To t2 from the cache: its memo is from t1, no scratch. */
+	sp.fail_from = 0;
+	atomic_set(&d[0]->weight, 2);
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 3U);
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t2);
+	KUNIT_EXPECT_EQ(test, lut->churn, t2->churn);
+
+	/* Back to t1 with memory: counted, the same slots as the other way. */
+	atomic_set(&d[0]->weight, 1);
+	KUNIT_ASSERT_EQ(test, maglev_build_table(ms), 0);
+	KUNIT_EXPECT_EQ(test, sp.seen, 4U);
+	KUNIT_EXPECT_EQ(test, sp.bytes[3], maglev_churn_bytes(FB_N));
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t1);
+	KUNIT_EXPECT_EQ(test, lut->churn, t2->churn);
+	KUNIT_EXPECT_GT(test, lut->churn, 0U);
+
+	WRITE_ONCE(scratch_probe_of, NULL);
+	test_unpublish(ms);
+	maglev_shared_put(t1);
+	maglev_shared_put(t2);
+	KUNIT_EXPECT_EQ(test, c->tables, 0U);
+	maglev_cache_put(c);
+	for (i = 0; i < FB_N; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+}
+
+/* ------------------------------------------------------------------ */
+
+/*
+ * Timed at the largest N: while maglev_snapshot() walks 65535
+ * destinations and maglev_cache_find() compares 65535 names, a kthread
+ * takes the lock they used to hold over the whole walk (the service's, the
+ * cache's) in a loop and notes its longest wait.  The walks are printed
+ * with the wait; the wait must stay well below the walk.
+ */
+#define BIG_N	MAGLEV_MAX_BACKENDS
+
+struct lock_waiter {
+	spinlock_t *lock;	/* the lock to take and time */
+	bool bh;
+	bool stop;
+	bool started;
+	u64 max_ns;
+	struct completion done;
+};
+
+static int lock_waiter_fn(void *arg)
+{
+	struct lock_waiter *lw = arg;
+
+	WRITE_ONCE(lw->started, true);
+	while (!READ_ONCE(lw->stop)) {
+		u64 t0 = ktime_get_ns(), dt;
+
+		if (lw->bh)
+			spin_lock_bh(lw->lock);
+		else
+			spin_lock(lw->lock);
+		dt = ktime_get_ns() - t0;
+		if (lw->bh)
+			spin_unlock_bh(lw->lock);
+		else
+			spin_unlock(lw->lock);
+		lw->max_ns = max(lw->max_ns, dt);
+		cond_resched();
+	}
+	complete(&lw->done);
+	return 0;
+}
+
+static bool lock_waiter_start(struct kunit *test, struct lock_waiter *lw,
+			      spinlock_t *lock, bool bh)
+{
+	struct task_struct *k;
+	int n = 1000;
+
+	memset(lw, 0, sizeof(*lw));
+	lw->lock = lock;
+	lw->bh = bh;
+	init_completion(&lw->done);
+	k = kthread_run(lock_waiter_fn, lw, "maglev-kunit-waiter");
+	if (IS_ERR(k))
+		return false;
+	while (!READ_ONCE(lw->started) && n--)
+		usleep_range(1000, 2000);
+	return READ_ONCE(lw->started);
+}
+
+static void lock_waiter_stop(struct lock_waiter *lw)
+{
+	WRITE_ONCE(lw->stop, true);
+	wait_for_completion(&lw->done);
+}
+
+/*
+ * Three rounds, the least of the longest waits kept: a vCPU the host
+ * preempts once makes one wait long, not three.
+ */
+#define BIG_ROUNDS	3
+
+static void maglev_big_walk_test(struct kunit *test)
+{
+	u64 gen, t0, dt, snap_ns = U64_MAX, find_ns = U64_MAX;
+	u64 snap_wait = U64_MAX, find_wait = U64_MAX;
+	struct maglev_shared *t, *found;
+	struct ip_vs_dest *dests, **d;
+	struct maglev_service *ms;
+	struct maglev_lut *lut = NULL;
+	struct maglev_backend *be;
+	struct maglev_cache *c;
+	struct lock_waiter lw;
+	u32 size, i, r;
+	int err;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	dests = kvcalloc(BIG_N, sizeof(*dests), GFP_KERNEL);
+	d = kvcalloc(BIG_N, sizeof(*d), GFP_KERNEL);
+	be = kvcalloc(BIG_N, sizeof(*be), GFP_KERNEL);
+	if (!dests || !d || !be) {
+		kvfree(dests);
+		kvfree(d);
+		kvfree(be);
+		kunit_skip(test, "no memory for %u destinations", BIG_N);
+	}
+	for (i = 0; i < BIG_N; i++) {
+		d[i] = &dests[i];
+		d[i]->af = AF_INET;
+		d[i]->addr.ip = htonl(0x0a000000 + i);
+		d[i]->port = htons(80);
+		atomic_set(&d[i]->weight, 1);
+		refcount_set(&d[i]->refcnt, 1);
+		test_set_available(d[i], true);
+	}
+	ms = test_service(test, d, BIG_N);
+
+	for (r = 0; r < BIG_ROUNDS; r++) {
+		if (lut)
+			maglev_lut_free(lut);
+		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &ms->lock,
+							  false));
+		t0 = ktime_get_ns();
+		lut = maglev_snapshot(ms, &gen, &size, &err);
+		dt = ktime_get_ns() - t0;
+		lock_waiter_stop(&lw);
+		KUNIT_ASSERT_NOT_NULL(test, lut);
+		KUNIT_EXPECT_EQ(test, lut->nr, (u32)BIG_N);
+		snap_ns = min(snap_ns, dt);
+		snap_wait = min(snap_wait, lw.max_ns);
+	}
+
+	/* A table of these backends in the cache, found by the same ones. */
+	c = maglev_cache_alloc();
+	/* As maglev_shared_fill() lays it out: the backends follow. */
+	t = kvzalloc(sizeof(*t) + BIG_N * sizeof(*be), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->be = (struct maglev_backend *)(t + 1);
+	memcpy(t->be, lut->be, BIG_N * sizeof(*be));
+	kvfree(be);
+	t->nr = BIG_N;
+	t->size = 65537;
+	t->hash = maglev_inputs_hash(t->size, be, BIG_N);
+	refcount_set(&t->ref, 1);
+	refcount_inc(&c->ref);
+	t->cache = c;
+	spin_lock_bh(&c->lock);
+	c->tables++;
+	hlist_add_head(&t->node,
+		       &c->bucket[hash_64(t->hash, MAGLEV_CACHE_BITS)]);
+	spin_unlock_bh(&c->lock);
+
+	for (r = 0; r < BIG_ROUNDS; r++) {
+		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &c->lock,
+							  true));
+		t0 = ktime_get_ns();
+		found = maglev_cache_find(c, t->size, lut->be, BIG_N, t->hash);
+		dt = ktime_get_ns() - t0;
+		lock_waiter_stop(&lw);
+		KUNIT_EXPECT_PTR_EQ(test, found, t);
+		if (found)
+			maglev_shared_put(found);
+		find_ns = min(find_ns, dt);
+		find_wait = min(find_wait, lw.max_ns);
+	}
+
+	kunit_info(test,
+		   "N=%u, least of %u rounds: maglev_snapshot %llu us, longest wait for the service's lock meanwhile %llu us; maglev_cache_find %llu us, longest wait for the cache's lock %llu us\n",
+		   BIG_N, BIG_ROUNDS, snap_ns / 1000, snap_wait / 1000,
+		   find_ns / 1000, find_wait / 1000);
+	/* Held for a few reads, not across the walk. */
+	KUNIT_EXPECT_LT(test, snap_wait, snap_ns / 2);
+	KUNIT_EXPECT_LT(test, find_wait, find_ns / 2);
+
+	maglev_shared_put(t);
+	maglev_cache_put(c);
+	maglev_lut_free(lut);
+	kvfree(d);
+	kvfree(dests);
+}
+
 static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_name_test, name_gen_params),
 	KUNIT_CASE(maglev_svc_name_test),
@@ -834,10 +1326,14 @@ static struct kunit_case maglev_glue_test_cases[] = {
 	KUNIT_CASE(maglev_queue_test),
 	KUNIT_CASE(maglev_fallback_test),
 	KUNIT_CASE(maglev_moved_dest_test),
+	KUNIT_CASE(maglev_overload_takeover_test),
 	KUNIT_CASE(maglev_show_one_table_test),
 	KUNIT_CASE(maglev_client_hash_test),
 	KUNIT_CASE(maglev_mem_test),
 	KUNIT_CASE(maglev_cache_test),
+	KUNIT_CASE(maglev_changed_dead_test),
+	KUNIT_CASE(maglev_build_table_test),
+	KUNIT_CASE(maglev_big_walk_test),
 	{}
 };
 

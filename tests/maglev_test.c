@@ -330,6 +330,15 @@ static void test_churn_5_6_5(void)
 	check(maglev_churn(NULL, NULL, 0, a.t, a.b, 5, work) == 65537,
 	      "first build churn");
 	free(work);
+	/* maglev_churn_bytes() of the old N is enough (ASan checks). */
+	work = xmalloc(maglev_churn_bytes(5));
+	check(maglev_churn(a.t, a.b, 5, b.t, b.b, 6, work) == churn_up,
+	      "churn in maglev_churn_bytes(5) bytes");
+	free(work);
+	work = xmalloc(maglev_churn_bytes(6));
+	check(maglev_churn(b.t, b.b, 6, c.t, c.b, 5, work) == churn_down,
+	      "churn in maglev_churn_bytes(6) bytes");
+	free(work);
 	set_free(&a);
 	set_free(&b);
 	set_free(&c);

@@ -111,6 +111,7 @@ struct fl_svc {
 	uint64_t val[F_NR];
 	char text[F_NR][24];		/* each value as written */
 	unsigned int have;		/* bit per enum fl_field */
+	unsigned int unknown;		/* given as "-": not known */
 	unsigned long line;
 	struct fl_dest *dest;
 	size_t nr_dest;
@@ -281,6 +282,11 @@ static void fl_service_line(struct fl_lb *lb, unsigned long ln, char **tok,
 			continue;	/* a field added later: not ours */
 		if (s->have & 1u << f)
 			fl_bad(lb, ln, "'%s' given twice", tok[i]);
+		/* "churn -": not counted (the build had no memory for it). */
+		if (f == F_CHURN && !strcmp(tok[i + 1], "-")) {
+			s->unknown |= 1u << f;
+			continue;
+		}
 		if (strlen(tok[i + 1]) >= sizeof(s->text[f]) ||
 		    fl_parse_value(fl_fields[f].kind, tok[i + 1], &s->val[f]))
 			fl_bad(lb, ln, "bad %s '%s'", tok[i], tok[i + 1]);
@@ -295,7 +301,7 @@ static void fl_service_line(struct fl_lb *lb, unsigned long ln, char **tok,
 	for (f = 0; f < F_NR; f++) {
 		if (f == F_KEY || f == F_SEED || f >= F_PENDING)
 			continue;	/* optional, or one of the two */
-		if (!(s->have & 1u << f))
+		if (!(s->have & 1u << f) && !(s->unknown & 1u << f))
 			fl_bad(lb, ln, "no %s on the service line",
 			       fl_fields[f].name);
 	}

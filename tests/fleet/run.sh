@@ -280,5 +280,16 @@ if grep -q '^ip_vs_maglev_table_info{service="TCP 10.0.0.1:80",digest="[0-9a-f]\
 else
 	fail "prom: key format's table_info"
 fi
+# A build with no memory to count its churn shows "churn -" (issue 30):
+# accepted, and that service's churn gauge left out.
+sed '0,/ churn [0-9]* /s// churn - /' "$D/12/setup.lb1" >"$TMP/churn.lb1"
+fleet prom "$TMP/churn.lb1"
+if [ "$rc" = 0 ] && grep -q ' churn - ' "$TMP/churn.lb1" &&
+   [ "$(grep -c '^ip_vs_maglev_last_build_churn_slots{' "$TMP/out")" = \
+     "$(($(grep -c '^service ' "$TMP/churn.lb1") - 1))" ]; then
+	pass "prom: 'churn -' (not counted) is accepted, its gauge left out"
+else
+	fail "prom: 'churn -': exit $rc: $(head -n 2 "$TMP/err")"
+fi
 
 summary

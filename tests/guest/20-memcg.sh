@@ -16,7 +16,9 @@
 #    the old table's; after rmdir of the creator's cgroup its memcg is
 #    released (cgroup.stat nr_dying_descendants of the root returns to what
 #    it was), with the service still there.
-# guest-timeout: 240
+# c. Writes of maglev_table_size racing ipvsadm -D pin no memory cgroup
+#    and put no reference twice (see the part's comment).
+# guest-timeout: 300
 . "${0%/*}/lib.sh"
 
 CATCHUP_TIMEOUT=60
@@ -183,6 +185,72 @@ check "$B: the service is still there" svc_listed "$B"
 run ipvsadm -C
 rmdir $CG/changer
 echo 65537 >$SYSCTL/maglev_table_size
+
+# --- c. table-size writes racing deletions pin no cgroup --------------------------
+# A write of maglev_table_size walks the namespace's services under RCU
+# without a reference (maglev_rebuild_net()); one that reaches a service
+# that ipvsadm -D just deleted must neither store the writer's memcg
+# reference in it (never put: the writer's cgroup stays dying after its
+# rmdir) nor put the service's own a second time (a refcount underflow).
+# From cgroup "racer": RACE_ROUNDS times 16 services made, given a server
+# and deleted, while a task of the same cgroup writes the size in a loop;
+# the control cgroup "calm" makes and deletes its own 16 services alike,
+# without writes. Both removed, nr_dying_descendants must come back to
+# what it was, and the kernel log must have no refcount report.
+RACE_ROUNDS=${RACE_ROUNDS:-30}
+mkdir $CG/racer $CG/calm
+n=200
+while [ $n -gt 0 ] && [ "$(dying)" -gt 0 ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+dy0=$(dying)
+for net in 3 4; do
+	i=1
+	while [ $i -le 16 ]; do
+		echo "-A -u 10.0.$net.$i:80 -s maglev"
+		echo "-a -u 10.0.$net.$i:80 -r 10.1.1.1:80 -m"
+		i=$((i + 1))
+	done >"$T/race$net.add"
+	sed -n 's/^-A -u \([^ ]*\) .*/-D -u \1/p' "$T/race$net.add" >"$T/race$net.del"
+done
+# shellcheck disable=SC2016 # expanded by the inner sh
+churn='i=0; while [ $i -lt $1 ]; do ipvsadm -R <"$2.add"; ipvsadm -R <"$2.del"; i=$((i + 1)); done'
+in_cg $CG/racer sh -c "$churn" sh "$RACE_ROUNDS" "$T/race3" &
+p1=$!
+in_cg $CG/calm sh -c "$churn" sh "$RACE_ROUNDS" "$T/race4" &
+p2=$!
+# shellcheck disable=SC2016 # expanded by the inner sh
+in_cg $CG/racer sh -c 'n=0; while [ ! -e "$1" ]; do echo 251 >"$2"; echo 509 >"$2"; n=$((n + 2)); done; echo $n >"$1.writes"' \
+	sh "$T/stop" $SYSCTL/maglev_table_size &
+p3=$!
+wait $p1
+wait $p2
+touch "$T/stop"
+wait $p3
+echo "RESULT: $RACE_ROUNDS rounds of 16 services made and deleted beside $(cat "$T/stop.writes" 2>/dev/null) size writes"
+run ipvsadm -C
+echo 65537 >$SYSCTL/maglev_table_size
+n=50
+while [ $n -gt 0 ] && ! rmdir $CG/racer 2>/dev/null; do
+	sleep 0.1
+	n=$((n - 1))
+done
+check "rmdir of cgroup racer" test ! -d $CG/racer
+check "rmdir of cgroup calm" rmdir $CG/calm
+n=300
+while [ $n -gt 0 ] && [ "$(dying)" -gt "$dy0" ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+echo "RESULT: nr_dying_descendants $dy0 before, $(dying) 30 s at most after the rmdirs"
+if [ "$(dying)" -le "$dy0" ]; then
+	pass "size writes racing deletions: the writers' and the control's memory cgroups are released"
+else
+	fail "size writes racing deletions: $(($(dying) - dy0)) memory cgroup(s) stay dying (a reference left in a deleted service)"
+fi
+expect_eq "no refcount report in the kernel log" \
+	"$(dmesg | grep -cE 'refcount_t|percpu ref|css_release')" 0
 
 cleanup_net
 finish

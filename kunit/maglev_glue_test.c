@@ -931,8 +931,10 @@ static void maglev_changed_dead_test(struct kunit *test)
 	struct ip_vs_service *svc = kunit_kzalloc(test, sizeof(*svc),
 						  GFP_KERNEL);
 	struct maglev_service *ms;
+	struct mem_cgroup *memcg;
 	struct maglev_cache *c;
-	u64 gen;
+	bool queued, listed;
+	u64 gen, gen_after;
 
 	KUNIT_ASSERT_NOT_NULL(test, mn);
 	KUNIT_ASSERT_NOT_NULL(test, svc);
@@ -961,16 +963,24 @@ static void maglev_changed_dead_test(struct kunit *test)
 	svc->sched_data = ms;
 	list_add_tail_rcu(&ms->node, &mn->services);
 
-	/* The sysctl writer found the service before done_service ran. */
+	/*
+	 * The sysctl writer found the service before done_service ran.  The
+	 * state is read under RCU (it is freed after a grace period) and
+	 * checked after (a failed expectation sleeps).
+	 */
 	rcu_read_lock();
 	ip_vs_maglev_done_svc(svc);
 	gen = ms->gen;
 	maglev_changed(ms);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(ms->memcg));
-	KUNIT_EXPECT_EQ(test, ms->gen, gen);
-	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&ms->work));
-	KUNIT_EXPECT_TRUE(test, list_empty(&ms->ready_node));
+	memcg = READ_ONCE(ms->memcg);
+	gen_after = ms->gen;
+	queued = delayed_work_pending(&ms->work);
+	listed = !list_empty(&ms->ready_node);
 	rcu_read_unlock();
+	KUNIT_EXPECT_NULL(test, memcg);
+	KUNIT_EXPECT_EQ(test, gen_after, gen);
+	KUNIT_EXPECT_FALSE(test, queued);
+	KUNIT_EXPECT_FALSE(test, listed);
 	KUNIT_EXPECT_TRUE(test, list_empty(&mn->services));
 	rcu_barrier();
 	maglev_cache_put(c);

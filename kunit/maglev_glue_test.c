@@ -1171,6 +1171,20 @@ struct lock_waiter {
  * vCPU (the host preempting it) ends no run and makes none longer: the
  * next try succeeds unless the lock is held then too.
  */
+static bool lock_waiter_try(struct lock_waiter *lw)
+{
+	if (lw->bh) {
+		if (!spin_trylock_bh(lw->lock))
+			return false;
+		spin_unlock_bh(lw->lock);
+		return true;
+	}
+	if (!spin_trylock(lw->lock))
+		return false;
+	spin_unlock(lw->lock);
+	return true;
+}
+
 static int lock_waiter_fn(void *arg)
 {
 	struct lock_waiter *lw = arg;
@@ -1179,20 +1193,14 @@ static int lock_waiter_fn(void *arg)
 
 	WRITE_ONCE(lw->started, true);
 	while (!READ_ONCE(lw->stop)) {
-		got = lw->bh ? spin_trylock_bh(lw->lock) :
-			       spin_trylock(lw->lock);
+		got = lock_waiter_try(lw);
 		now = ktime_get_ns();
-		if (got) {
-			if (lw->bh)
-				spin_unlock_bh(lw->lock);
-			else
-				spin_unlock(lw->lock);
+		if (got)
 			first = 0;
-		} else if (!first) {
+		else if (!first)
 			first = now;
-		} else {
+		else
 			lw->held_ns = max(lw->held_ns, now - first);
-		}
 		cond_resched();
 	}
 	complete(&lw->done);

@@ -423,7 +423,8 @@ struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 
 		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
 					       d->af, &d->addr, d->port);
-		cond_resched();
+		if (!(i % 1024))
+			cond_resched();
 	}
 	return lut;
 

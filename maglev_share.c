@@ -154,7 +154,8 @@ static bool maglev_same_inputs(const struct maglev_backend *a,
 		    a[i].drain_weight != b[i].drain_weight ||
 		    memcmp(a[i].name, b[i].name, a[i].name_len))
 			return false;
-		cond_resched();
+		if (!(i % 1024))
+			cond_resched();
 	}
 	return true;
 }

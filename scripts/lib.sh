@@ -685,12 +685,16 @@ boot_state() {
 		-printf '%p %l\n' 2>/dev/null | LC_ALL=C sort
 }
 
-# Results: every check prints "PASS: <what>" or "FAIL: <what>" and the
-# script ends with summary, which prints "N passed, N failed".
+# Results: every check prints "PASS: <what>" or "FAIL: <what>", or
+# "SKIP: <what>" for one that could not run here (counted, reported, not
+# a failure), and the script ends with summary, which prints "N passed,
+# N failed", followed by ", N skipped" when anything was skipped.
 PASSED=0
 FAILED=0
+SKIPPED=0
 pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "SKIP: $*"; }
 # tally: read PASS:/FAIL:/SKIP: lines on stdin, count and echo them.
 tally() {
 	local line
@@ -698,12 +702,21 @@ tally() {
 		case $line in
 		'PASS: '*) pass "${line#PASS: }" ;;
 		'FAIL: '*) fail "${line#FAIL: }" ;;
+		'SKIP: '*) skip "${line#SKIP: }" ;;
 		*) echo "$line" ;;
 		esac
 	done
 }
+# SUMMARY_RE: a summary line; BASH_REMATCH 1, 2 and 4 are the numbers
+# passed, failed and skipped (4 empty without ", N skipped").
+# shellcheck disable=SC2034 # used by check.sh
+SUMMARY_RE='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
 summary() {
-	echo "$PASSED passed, $FAILED failed"
+	if [ "$SKIPPED" -gt 0 ]; then
+		echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	else
+		echo "$PASSED passed, $FAILED failed"
+	fi
 	[ "$FAILED" -eq 0 ]
 }
 

@@ -11,22 +11,30 @@ mkdir -p build
 
 pass=0
 fail=0
+skip=0
 
-# Adds the "N passed, N failed" line of a test program's output to the totals.
+# count LOG NAME STATUS: adds the "N passed, N failed[, N skipped]" line
+# of a test program's output LOG to the totals; a program that exited
+# with a STATUS other than 0 without counting a failure is one more.
 count() {
-	local line p f
+	local line p f s re='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
 
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 || true)
-	if [ -z "$line" ]; then
-		echo "FAIL: $2 printed no result line"
+	line=$(grep -E "$re" "$1" | tail -n 1 || true)
+	if ! [[ $line =~ $re ]]; then
+		echo "FAIL: $2 printed no result line${3:+ (exit status $3)}"
 		fail=$((fail + 1))
 		return
 	fi
-	p=${line%% passed*}
-	f=${line#*passed, }
-	f=${f%% failed*}
+	p=${BASH_REMATCH[1]}
+	f=${BASH_REMATCH[2]}
+	s=${BASH_REMATCH[4]:-0}
+	if [ "${3:-0}" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL: $2 exited with status $3 after $p passed, 0 failed"
+		f=1
+	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
+	skip=$((skip + s))
 }
 
 log=$(mktemp)
@@ -38,9 +46,10 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
 	maglev_table.c tools/siphash.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: host unit test: /p' "$log"
-	count "$log" "host unit tests"
+	count "$log" "host unit tests" "$rc"
 else
 	echo "FAIL: host unit tests do not build"
 	fail=$((fail + 1))
@@ -52,9 +61,10 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
 	maglev_table.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: siphash test: /p' "$log"
-	count "$log" "siphash tests"
+	count "$log" "siphash tests" "$rc"
 else
 	echo "FAIL: siphash tests do not build"
 	fail=$((fail + 1))
@@ -64,9 +74,10 @@ echo "== reschedule points (maglev_table.c built with MAGLEV_RESCHED_TEST)"
 if $CC -O2 -g -std=gnu11 -Wall -Wextra -Werror -DMAGLEV_RESCHED_TEST \
 	-fsanitize=undefined -fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/resched-test tests/resched_test.c maglev_table.c; then
-	build/resched-test 2>&1 | tee "$log" || true
+	build/resched-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: reschedule test: /p' "$log"
-	count "$log" "reschedule tests"
+	count "$log" "reschedule tests" "$rc"
 else
 	echo "FAIL: reschedule tests do not build"
 	fail=$((fail + 1))
@@ -78,9 +89,10 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests -Itools -Itools/bench \
 	-o build/mh-port-test tests/mh_port_test.c tools/bench/mh_port.c \
 	tests/maglev_ref.c maglev_table.c; then
-	build/mh-port-test 2>&1 | tee "$log" || true
+	build/mh-port-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: mh port test: /p' "$log"
-	count "$log" "mh port tests"
+	count "$log" "mh port tests" "$rc"
 else
 	echo "FAIL: mh port tests do not build"
 	fail=$((fail + 1))
@@ -88,8 +100,9 @@ fi
 
 echo "== maglev-sim tests"
 if make -s tools && [ -x tests/sim/run.sh ]; then
-	tests/sim/run.sh | tee "$log" || true
-	count "$log" "maglev-sim tests"
+	tests/sim/run.sh | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count "$log" "maglev-sim tests" "$rc"
 else
 	echo "FAIL: maglev-sim or its tests missing"
 	fail=$((fail + 1))
@@ -97,8 +110,9 @@ fi
 
 echo "== maglev-fleet tests (fleet check, Prometheus export)"
 if [ -x tests/fleet/run.sh ]; then
-	tests/fleet/run.sh | tee "$log" || true
-	count "$log" "maglev-fleet tests"
+	tests/fleet/run.sh | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count "$log" "maglev-fleet tests" "$rc"
 else
 	echo "FAIL: tests/fleet/run.sh missing"
 	fail=$((fail + 1))
@@ -109,21 +123,24 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all -Iinclude -Itools -Itools/ring \
 	-o build/ring-test tests/ring_test.c tools/ring/ring_hash.c tools/ring/ring_set.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: ring unit test: /p' "$log"
-	count "$log" "ring unit tests"
+	count "$log" "ring unit tests" "$rc"
 else
 	echo "FAIL: ring unit tests do not build"
 	fail=$((fail + 1))
 fi
 
 echo "== maglev-sim ring tests"
-tests/sim/ring.sh | tee "$log" || true
-count "$log" "maglev-sim ring tests"
+tests/sim/ring.sh | tee "$log"
+rc=${PIPESTATUS[0]}
+count "$log" "maglev-sim ring tests" "$rc"
 
 echo "== make compare (reduced)"
-tests/compare.sh | tee "$log" || true
-count "$log" "make compare"
+tests/compare.sh | tee "$log"
+rc=${PIPESTATUS[0]}
+count "$log" "make compare" "$rc"
 
 echo "== doc checker self-test (scripts/doc-check.sh on a small tree)"
 # A tree whose docs are right passes; the same with a dead link fails.
@@ -156,5 +173,9 @@ else
 fi
 rm -rf "$dt"
 
-echo "$pass passed, $fail failed"
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
 [ "$fail" -eq 0 ]

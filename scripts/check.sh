@@ -38,7 +38,9 @@
 #                                        run time): W=1 builds, its test
 #                                        kernel, KUnit and guest tests
 # Always, at the end: the run installed no linux-image package and left
-# /boot (and /vmlinuz, /initrd.img) as it found them.
+# /boot (and /vmlinuz, /initrd.img) as it found them, and loaded nothing
+# into this machine's kernel (kernel_state_check in lib.sh: no ip_vs*
+# module appeared in /proc/modules, no module taint flag was set).
 # vm-debug, vm, newest and vm-nosysctl run beside the other steps
 # (CHECK_SERIAL=1: in their turn; CHECK_BG="vm-debug newest" picks the
 # steps that do).
@@ -52,6 +54,7 @@ STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepaliv
 run_start=$(date +%s)
 declare -A took=() cpu_took=()
 boot_before=$(boot_state)
+kernel_before=$(kernel_state)
 
 need_pkgs "${CHECK_PKGS[@]}"
 w=$(work_dir .)
@@ -207,6 +210,16 @@ else
 		tee -a "$w/failures"
 	total_fail=$((total_fail + 1))
 fi
+
+echo "=== kernel: the run loaded nothing into this machine's kernel"
+while IFS= read -r line; do
+	echo "$line"
+	case $line in
+	'PASS: '*) total_pass=$((total_pass + 1)) ;;
+	'FAIL: '*) total_fail=$((total_fail + 1)); echo "$line" >>"$w/failures" ;;
+	'SKIP: '*) total_skip=$((total_skip + 1)); echo "$line" >>"$w/skips" ;;
+	esac
+done < <(kernel_state_check kernel "$kernel_before" "$(kernel_state)")
 
 # Wall time of each step and its share of the run.
 run_secs=$(( $(date +%s) - run_start ))

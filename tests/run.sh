@@ -173,6 +173,65 @@ else
 fi
 rm -rf "$dt"
 
+echo "== kernel state check self-test (kernel_state_check in scripts/lib.sh)"
+# What check.sh and make demo compare before and after a run, on a made-up
+# /proc: unchanged passes; an ip_vs module loaded meanwhile fails, and so
+# does a module taint flag (O, E: ours is out of tree and unsigned), while
+# another module (loop) is allowed.
+kt=$(mktemp -d)
+mkdir -p "$kt/sys/kernel"
+echo 0 >"$kt/sys/kernel/tainted"
+printf 'ext4 1 0 - Live 0\n' >"$kt/modules"
+ks() { (. scripts/lib.sh && KSTATE_PROC=$kt kernel_state); }
+kcheck() { (. scripts/lib.sh && kernel_state_check k "$1" "$2"); }
+k0=$(ks)
+printf 'loop 1 0 - Live 0\n' >>"$kt/modules"
+k1=$(ks)
+printf 'ip_vs_maglev 1 0 - Live 0\nip_vs 2 1 ip_vs_maglev, Live 0\n' >>"$kt/modules"
+k2=$(ks)
+echo 12288 >"$kt/sys/kernel/tainted"
+k3=$(ks)
+kcheck "$k0" "$k1" >"$log"
+if [ "$(grep -c '^PASS' "$log")" -eq 2 ] && ! grep -q '^FAIL' "$log"; then
+	echo "PASS: kernel_state_check passes a run that loaded loop"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check on a run that loaded loop:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+kcheck "$k0" "$k2" >"$log"
+if grep -q '^FAIL: k: loaded into .*: ip_vs ip_vs_maglev$' "$log"; then
+	echo "PASS: kernel_state_check fails a run that loaded ip_vs and ip_vs_maglev"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check misses ip_vs_maglev loaded:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+# Loaded and removed again: only the taint shows it.
+kcheck "$k0" "$(sed 's/^tainted .*/tainted 12288/' <<<"$k0")" >"$log"
+if grep -q '^FAIL: k: the kernel.s taint gained a module flag' "$log"; then
+	echo "PASS: kernel_state_check fails a run that set the out-of-tree and unsigned taint flags"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check misses the taint flags O and E:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+kcheck "$(grep -v '^module' <<<"$k0"; echo 'modules unlisted')" \
+	"$(grep -v '^module' <<<"$k3"; echo 'modules unlisted')" >"$log"
+if grep -q '^FAIL: k: the kernel.s taint' "$log" &&
+   grep -q '^SKIP: k: no /proc/modules' "$log"; then
+	echo "PASS: kernel_state_check without /proc/modules: the taint still counts, the list is a SKIP"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check without /proc/modules:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+rm -rf "$kt"
+
 if [ "$skip" -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"
 else

@@ -45,7 +45,7 @@ cg_vmalloc_until() {
 	_n=50
 	while :; do
 		_v=$(awk '$1 == "vmalloc" { print $2 }' "$1/memory.stat")
-		[ "${_v:-0}" "$2" "$3" ] && break
+		test "${_v:-0}" "$2" "$3" && break
 		_n=$((_n - 1))
 		[ $_n -gt 0 ] || break
 		sleep 0.2

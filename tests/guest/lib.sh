@@ -79,6 +79,7 @@ run() {
 wait_caught_up() {
 	_wn=$(( ${2:-${CATCHUP_TIMEOUT:-60}} * 20 ))
 	while :; do
+		# shellcheck disable=SC2016 # an awk program
 		_wc=$(in_ns "${1:-}" awk '$1 == "service" { p = ""
 				for (i = 4; i < NF; i += 2)
 					if ($i == "pending")

@@ -72,8 +72,10 @@ compare_choices "UDP $V:80" "$T/f.80" "$T/p.80" $V 80
 } | ip -n other -batch - || fail "other: dummy link and client addresses"
 # shellcheck disable=SC2086
 ip netns exec other udpflows $V 80 20000 $nport $addrs >"$T/f.other"
-expect_eq "other namespace: the same flows sent" "$(sort "$T/f.other")" \
-	"$(sort "$T/f.80")"
+sort "$T/f.other" >"$T/f.other.s"
+sort "$T/f.80" >"$T/f.80.s"
+check "other namespace: the same $(wc -l <"$T/f.other") flows sent" \
+	cmp -s "$T/f.other.s" "$T/f.80.s"
 conns $V 80 other | sort >"$T/c.other"
 if [ -s "$T/c.80" ] && cmp -s "$T/c.80" "$T/c.other"; then
 	pass "other namespace: all $nflows choices equal port 80's here"

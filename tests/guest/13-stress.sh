@@ -15,8 +15,7 @@
 #     traffic of their own
 #   - read /proc/net/ip_vs_maglev in a tight loop
 #   - with failslab (debug kernel), fail allocations of the kmalloc caches
-#     small tables come from, one second in three; some builds of the
-#     traffic services must fail (alloc_fail counts them)
+#     small tables come from, one second in three
 # Afterwards the services are given a known configuration: every flow is
 # served by the real server maglev-sim predicts, /proc agrees with ipvsadm
 # -Ln and with maglev-sim's digest, ipvsadm -C and rmmod succeed. Kernel
@@ -415,10 +414,11 @@ check "the edit loops ran" [ "$(stress_get edits)" -gt 0 ]
 check "UDP traffic ran" [ "$(stress_get udp_flows)" -gt 0 ]
 check "some TCP connections were answered" [ "$(stress_get tcp_ok)" -gt 0 ]
 check "namespaces with services came and went" [ "$(stress_get netns)" -gt 0 ]
-# With failslab, builds of the traffic services failed and were counted.
+# Not asserted: on the debug kernel a 20 s load had one failslab window
+# and no failed build of the traffic services (alloc_fail 0); guest 11
+# part 3 asserts injected failures deterministically.
 [ $FAILSLAB = 0 ] ||
-	check "failslab: injected build failures counted (alloc_fail $afail in $(stress_get failslab_windows) windows)" \
-		[ "$afail" -gt 0 ]
+	info "failslab: alloc_fail $afail in $(stress_get failslab_windows) windows (not asserted)"
 if [ -s "$T/param.bad" ]; then
 	fail "sysctls: $(sort -u "$T/param.bad" | head -n 5 | tr '\n' ';')"
 else

@@ -802,13 +802,25 @@ static void maglev_mem_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, acct, PAGE_ALIGN(bytes));
 	kvfree(p);
 
-	/* Up to a page: the size requested, not the kmalloc bucket's. */
+	/*
+	 * Up to a page: the kmalloc bucket's size, which is what is
+	 * allocated.  The table of 251 slots and 3 backends is 96 bytes, a
+	 * bucket itself; 100 bytes take the 128-byte bucket.
+	 */
 	acct = 0;
 	bytes = maglev_table_bytes(251, 3);
 	p = maglev_mem_alloc(bytes, &acct);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
-	KUNIT_EXPECT_EQ(test, acct, bytes);
+	KUNIT_EXPECT_EQ(test, acct, kmalloc_size_roundup(bytes));
+	kvfree(p);
+
+	acct = 0;
+	p = maglev_mem_alloc(100, &acct);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_FALSE(test, is_vmalloc_addr(p));
+	KUNIT_EXPECT_EQ(test, acct, kmalloc_size_roundup(100));
+	KUNIT_EXPECT_GT(test, acct, 100);
 	kvfree(p);
 }
 

@@ -1,9 +1,11 @@
 #!/bin/bash
 # check.sh: "make check". Runs every test step, then prints the failures
-# and, as the very last line, "N passed, N failed" over all of them.
-# Exit status is non-zero if anything failed.
+# and, as the very last line, "N passed, N failed, N skipped" over all of
+# them. Exit status is non-zero if anything failed.
 #
-# Steps (each ends with its own "N passed, N failed" line):
+# Steps (each ends with its own "N passed, N failed" line, followed by
+# ", N skipped" if it skipped checks it could not run; a step whose last
+# line is not that fails):
 #   host     tests/run.sh                host unit tests
 #   compile  scripts/compile-test.sh     W=1 against stock 6.1/6.12 headers, i386
 #   static   scripts/static-check.sh     scripts/doc-check.sh (links, make
@@ -36,7 +38,9 @@
 #                                        run time): W=1 builds, its test
 #                                        kernel, KUnit and guest tests
 # Always, at the end: the run installed no linux-image package and left
-# /boot (and /vmlinuz, /initrd.img) as it found them.
+# /boot (and /vmlinuz, /initrd.img) as it found them, and loaded nothing
+# into this machine's kernel (kernel_state_check in lib.sh: no ip_vs*
+# module appeared in /proc/modules, no module taint flag was set).
 # vm-debug, vm, newest and vm-nosysctl run beside the other steps
 # (CHECK_SERIAL=1: in their turn; CHECK_BG="vm-debug newest" picks the
 # steps that do).
@@ -50,12 +54,15 @@ STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepaliv
 run_start=$(date +%s)
 declare -A took=() cpu_took=()
 boot_before=$(boot_state)
+kernel_before=$(kernel_state)
 
 need_pkgs "${CHECK_PKGS[@]}"
 w=$(work_dir .)
 : >"$w/failures"
+: >"$w/skips"
 total_pass=0
 total_fail=0
+total_skip=0
 
 step_cmd() {
 	case $1 in
@@ -86,9 +93,13 @@ step_flavour() {
 }
 
 # run_step STEP: run it with its output in $w/STEP.log (and on stdout
-# unless BG), then record its wall time in $w/STEP.time.
+# unless BG), then record its exit status and wall time in $w/STEP.time.
+# Both files are emptied first: a step that dies before the end has no
+# STEP.time and fails (count_step), never judged by an earlier run's.
 run_step() {
 	local step=$1 cmd log=$w/$1.log start rc=0 cpu end
+	rm -f "$w/$step.time"
+	: >"$log"
 	cmd=$(step_cmd "$step")
 	start=$(date +%s)
 	children_cpu cpu
@@ -110,25 +121,42 @@ run_step() {
 	echo "$rc $(( $(date +%s) - start )) $(( end - cpu ))" >"$w/$step.time"
 }
 
-# count_step STEP: add its result lines to the totals.
+# count_step STEP: add its result lines to the totals. The step's last
+# line must be its summary (SUMMARY_RE in lib.sh): without one it fails,
+# with at least as many failures as it printed FAIL lines, whatever its
+# exit status; so does a step that did not record its end (no STEP.time).
 count_step() {
-	local step=$1 log=$w/$1.log last p=0 f=0 rc t c
-	read -r rc t c <"$w/$step.time"
+	local step=$1 log=$w/$1.log last p=0 f=0 s=0 rc=1 t=0 c=0 nf
+	touch "$log"
 	last=$(tail -n 1 "$log")
-	if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	if [ -f "$w/$step.time" ]; then
+		read -r rc t c <"$w/$step.time"
+	else
+		echo "FAIL: $step: did not finish (no $step.time)" | tee -a "$log"
+		f=1
+	fi
+	if [[ $last =~ $SUMMARY_RE ]]; then
 		p=${BASH_REMATCH[1]}
-		f=${BASH_REMATCH[2]}
+		f=$((f + BASH_REMATCH[2]))
+		s=${BASH_REMATCH[4]:-0}
+	else
+		nf=$(grep -c '^FAIL' "$log" || true)
+		echo "FAIL: $step: its last line is not 'N passed, N failed' (it printed $nf FAIL lines)" |
+			tee -a "$log"
+		f=$((f + nf + 1))
 	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL: $step: exited with status $rc" | tee -a "$log"
 		f=1
 	fi
 	grep '^FAIL' "$log" | sed "s/^/[$step] /" >>"$w/failures" || true
+	grep '^SKIP' "$log" | sed "s/^/[$step] /" >>"$w/skips" || true
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
 	took[$step]=$t
 	cpu_took[$step]=$c
-	echo "=== $step: $p passed, $f failed in ${t}s, ${c}s of CPU"
+	echo "=== $step: $p passed, $f failed, $s skipped in ${t}s, ${c}s of CPU"
 }
 
 for step in $STEPS; do
@@ -183,6 +211,16 @@ else
 	total_fail=$((total_fail + 1))
 fi
 
+echo "=== kernel: the run loaded nothing into this machine's kernel"
+while IFS= read -r line; do
+	echo "$line"
+	case $line in
+	'PASS: '*) total_pass=$((total_pass + 1)) ;;
+	'FAIL: '*) total_fail=$((total_fail + 1)); echo "$line" >>"$w/failures" ;;
+	'SKIP: '*) total_skip=$((total_skip + 1)); echo "$line" >>"$w/skips" ;;
+	esac
+done < <(kernel_state_check kernel "$kernel_before" "$(kernel_state)")
+
 # Wall time of each step and its share of the run.
 run_secs=$(( $(date +%s) - run_start ))
 allcpu=0
@@ -198,12 +236,16 @@ done
 # The kernels and distributions this run tested, by the PASS lines that
 # name their versions (docs/installing.md lists them).
 echo "=== platforms tested:"
-grep -h -E '^PASS: (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT|keepalived: [a-z]+.s keepalived )' \
-	"$w"/*.log 2>/dev/null | LC_ALL=C sort -u | sed 's/^PASS: /  /' || true
+grep -h -E '^(PASS|TESTED): (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT|keepalived: [a-z]+.s keepalived )' \
+	"$w"/*.log 2>/dev/null | LC_ALL=C sort -u | sed -E 's/^(PASS|TESTED): /  /' || true
 
+if [ -s "$w/skips" ]; then
+	echo "=== skipped (not run here, not failures):"
+	cat "$w/skips"
+fi
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"
 	cat "$w/failures"
 fi
-echo "$total_pass passed, $total_fail failed"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ]

@@ -10,7 +10,10 @@
 # scripts/demo-guest.sh. Neither the stock kernel nor its headers are
 # installed: their .debs are downloaded and unpacked into the cache
 # (stock_kernel, stock_headers in lib.sh), nothing goes into /boot. Nothing is loaded into
-# this machine's kernel and its network is not touched.
+# this machine's kernel and its network is not touched: at the end the demo
+# compares /proc/modules and the kernel's taint flags with what they were
+# at its start (kernel_state_check in lib.sh) and fails if an ip_vs module
+# appeared or a module taint flag was set.
 #
 # The guest creates a maglev service with five real servers in network
 # namespaces, sends DEMO_FLOWS (default 3000) flows, adds a sixth server,
@@ -54,6 +57,7 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
 	unfit "run it as root (sudo make demo) so it can install: ${missing[*]}"
 fi
 
+kernel_before=$(kernel_state)
 t_start=$(date +%s)
 step() { printf '[%3ss] %s\n' "$(($(date +%s) - t_start))" "$*"; }
 
@@ -142,5 +146,15 @@ fi
 	die "the demo did not run in the guest (console: $con)"
 }
 [ "$rc" -eq 0 ] || die "the demo failed in the guest (exit $rc; console: $con)"
+kcheck=$(kernel_state_check "this machine's kernel" "$kernel_before" "$(kernel_state)")
+if grep -q '^FAIL: ' <<<"$kcheck"; then
+	grep '^FAIL: ' <<<"$kcheck" >&2
+	die "the demo changed this machine's kernel"
+fi
 echo
+if grep -q '^SKIP: ' <<<"$kcheck"; then
+	step "this machine's kernel: no module taint flag set (it lists no modules to compare)"
+else
+	step "this machine's kernel: no ip_vs module loaded, no module taint flag set"
+fi
 step "done"

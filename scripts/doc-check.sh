@@ -12,6 +12,9 @@
 #            maglev_main.c) exists; NN, VER, ... and * match like a glob
 #   help     every .PHONY target of DIR/Makefile appears in "make help"
 #   length   README.md has at most README_MAX_LINES (320) lines
+#   bad-input every test that docs/bad-input.md's table names exists (its
+#            own section below: guest NN, host `test_x`, `fuzz_x`, sim,
+#            and the parts named in parentheses after them)
 # Prints PASS:/FAIL: lines and ends with "N passed, N failed".
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -256,4 +259,130 @@ EOF
 ) || rc=$?
 tally <<<"$out"
 [ "$rc" -eq 0 ] || fail "docs: the checker failed (status $rc)"
+
+# --- bad-input: the tests docs/bad-input.md names exist ----------------------
+# Each row of its table ends with the tests that check it, separated by
+# commas, each optionally followed by a part of it in parentheses:
+#   guest NN      tests/guest/NN-*.sh (exactly one file)
+#   host `test_x` a function test_x() in tests/maglev_test.c
+#   `fuzz_x`      tests/fuzz/fuzz_x.c
+#   sim           tests/sim/run.sh
+# In the parentheses, every `name` in backticks (a path if it has a /) and
+# every "quoted text" must be found in that test's file (or exist). Any
+# other entry, and a row naming no test, fails. Self-contained: the other
+# sections of this file do not depend on it, nor it on them.
+bad_input_check() {
+	local out2 rc2=0
+	[ -f "$dir/docs/bad-input.md" ] || return 0
+	out2=$(DOC_DIR=$dir python3 - <<'EOF'
+import glob, os, re
+
+root = os.environ['DOC_DIR']
+rel = 'docs/bad-input.md'
+lines = open(os.path.join(root, rel), encoding='utf-8').read().split('\n')
+
+
+def split_top(col):
+    """Split at commas outside parentheses and backticks."""
+    items, cur, depth, tick = [], '', 0, False
+    for ch in col:
+        if ch == '`':
+            tick = not tick
+        elif not tick and ch == '(':
+            depth += 1
+        elif not tick and ch == ')':
+            depth -= 1
+        if ch == ',' and depth == 0 and not tick:
+            items.append(cur.strip())
+            cur = ''
+        else:
+            cur += ch
+    if cur.strip():
+        items.append(cur.strip())
+    return items
+
+
+def test_file(name):
+    """(the file of the test named, or None and why)."""
+    m = re.fullmatch(r'guest (\d\d)', name)
+    if m:
+        found = glob.glob(os.path.join(root, 'tests/guest',
+                                       m.group(1) + '-*.sh'))
+        if len(found) != 1:
+            return None, 'guest %s: %d files tests/guest/%s-*.sh' % (
+                m.group(1), len(found), m.group(1))
+        return found[0], None
+    m = re.fullmatch(r'host `(test_\w+)`', name)
+    if m:
+        f = os.path.join(root, 'tests/maglev_test.c')
+        src = open(f, encoding='utf-8').read() if os.path.isfile(f) else ''
+        if not re.search(r'^static \w+ %s\(' % m.group(1), src, re.M):
+            return None, 'host %s: no such function in tests/maglev_test.c' \
+                % m.group(1)
+        return f, None
+    m = re.fullmatch(r'`(fuzz_\w+)`', name)
+    if m:
+        f = os.path.join(root, 'tests/fuzz', m.group(1) + '.c')
+        if not os.path.isfile(f):
+            return None, '%s: no tests/fuzz/%s.c' % (m.group(1), m.group(1))
+        return f, None
+    if name == 'sim':
+        f = os.path.join(root, 'tests/sim/run.sh')
+        if not os.path.isfile(f):
+            return None, 'sim: no tests/sim/run.sh'
+        return f, None
+    return None, "'%s' names no test (guest NN, host `test_x`, `fuzz_x`, sim)" \
+        % name
+
+
+rows = bad = named = 0
+for n, line in enumerate(lines, 1):
+    if not line.startswith('|') or re.match(r'^\|[-| ]+\|$', line) or \
+            line.startswith('| input |'):
+        continue
+    rows += 1
+    cols = [c.strip() for c in line.strip().strip('|').split(' | ')]
+    items = split_top(cols[-1]) if len(cols) > 1 else []
+    if not items:
+        print('FAIL: docs: %s:%d: the row names no test' % (rel, n))
+        bad += 1
+        continue
+    for item in items:
+        m = re.fullmatch(r'(.*?)(?:\s*\((.*)\))?', item)
+        name, part = m.group(1).strip(), m.group(2)
+        f, err = test_file(name)
+        named += 1
+        if err:
+            print('FAIL: docs: %s:%d: %s' % (rel, n, err))
+            bad += 1
+            continue
+        if not part:
+            continue
+        src = open(f, encoding='utf-8').read()
+        for tok in re.findall(r'`([^`]+)`', part):
+            if '/' in tok:
+                ok = os.path.exists(os.path.join(root, tok))
+            else:
+                ok = re.search(r'(?<!\w)%s(?!\w)' % re.escape(tok), src)
+            if not ok:
+                print('FAIL: docs: %s:%d: %s: %s not in %s' % (
+                    rel, n, name, tok, os.path.relpath(f, root)))
+                bad += 1
+        for txt in re.findall(r'"([^"]+)"', part):
+            if txt not in src:
+                print('FAIL: docs: %s:%d: %s: "%s" not in %s' % (
+                    rel, n, name, txt, os.path.relpath(f, root)))
+                bad += 1
+if not rows:
+    print('FAIL: docs: %s: no table rows found' % rel)
+elif not bad:
+    print('PASS: docs: %s: every test named exists (%d rows, %d tests named)'
+          % (rel, rows, named))
+EOF
+) || rc2=$?
+	tally <<<"$out2"
+	[ "$rc2" -eq 0 ] || fail "docs: the bad-input checker failed (status $rc2)"
+}
+bad_input_check
+
 summary

@@ -685,12 +685,83 @@ boot_state() {
 		-printf '%p %l\n' 2>/dev/null | LC_ALL=C sort
 }
 
-# Results: every check prints "PASS: <what>" or "FAIL: <what>" and the
-# script ends with summary, which prints "N passed, N failed".
+# kernel_state: what this machine's running kernel has loaded, to compare
+# before and after a run (kernel_state_check; check.sh, demo.sh): the
+# taint flags ("tainted N") and one "module NAME" line per loaded module,
+# or "modules unlisted" when there is no /proc/modules (a kernel without
+# module support lists none and loads none). KSTATE_PROC (default /proc)
+# is for the self-test in tests/run.sh.
+kernel_state() {
+	local proc=${KSTATE_PROC:-/proc}
+	echo "tainted $(cat "$proc/sys/kernel/tainted" 2>/dev/null || echo unknown)"
+	if [ -r "$proc/modules" ]; then
+		awk '{ print "module " $1 }' "$proc/modules" | LC_ALL=C sort
+	else
+		echo "modules unlisted"
+	fi
+}
+
+# Taint flags that loading a module sets: P (0, proprietary), F (1,
+# forced), C (10, staging), O (12, out of tree: ip_vs_maglev.ko is), E (13,
+# unsigned: ours are). They stay set after the module is removed, so a
+# module loaded and unloaded again during the run is seen too.
+TAINT_MODULE=$(( (1 << 0) | (1 << 1) | (1 << 10) | (1 << 12) | (1 << 13) ))
+
+# kernel_state_check LABEL BEFORE AFTER: PASS:, FAIL: or SKIP: lines that
+# say whether the run between the kernel_state outputs BEFORE and AFTER
+# loaded anything the project must never load into this machine's kernel:
+# an IPVS module (ip_vs, any ip_vs_* scheduler; every module this project
+# builds is one: ip_vs_maglev, ip_vs_mh with MH_COMPAT, the benchmarks'
+# ip_vs_connbench and ip_vs_mh16), or anything that sets a module's taint
+# flag (TAINT_MODULE). Other modules that appear are allowed, and listed:
+# this machine is shared, and its own services (udev, apt's package
+# scripts) may load modules that have nothing to do with the run; none of
+# the project's steps does (the QEMU guests run their kernels in TCG,
+# mmdebstrap and the kbuild roots use namespaces and bind mounts only).
+kernel_state_check() {
+	local label=$1 before=$2 after=$3 t0 t1 new bad gained
+	t0=$(sed -n 's/^tainted //p' <<<"$before")
+	t1=$(sed -n 's/^tainted //p' <<<"$after")
+	if ! [[ $t0 =~ ^[0-9]+$ && $t1 =~ ^[0-9]+$ ]]; then
+		echo "FAIL: $label: cannot read /proc/sys/kernel/tainted (before '$t0', after '$t1')"
+	else
+		gained=$(( t1 & ~t0 ))
+		if [ $(( gained & TAINT_MODULE )) -ne 0 ]; then
+			echo "FAIL: $label: the kernel's taint gained a module flag during the run ($t0 -> $t1): something loaded a module"
+		else
+			echo "PASS: $label: no module taint flag set during the run (tainted $t0 -> $t1)"
+			[ "$gained" -eq 0 ] ||
+				echo "# $label: tainted also gained $gained (not a module flag)"
+		fi
+	fi
+	if printf '%s\n%s\n' "$before" "$after" | grep -qx 'modules unlisted'; then
+		# Compared only when both runs had a list.
+		echo "SKIP: $label: no /proc/modules on this machine (no module support?): loaded modules not compared"
+		return 0
+	fi
+	new=$(LC_ALL=C comm -13 <(grep '^module ' <<<"$before") \
+		<(grep '^module ' <<<"$after") | sed 's/^module //')
+	bad=$(grep -E '^ip_vs($|_)' <<<"$new" || true)
+	if [ -n "$bad" ]; then
+		echo "FAIL: $label: loaded into this machine's kernel during the run: $(paste -sd" " - <<<"$bad")"
+	else
+		echo "PASS: $label: no IPVS module (ip_vs, ip_vs_*: every module of this project) loaded into this machine's kernel"
+	fi
+	[ -z "$new" ] || [ -n "$bad" ] ||
+		echo "# $label: other modules loaded meanwhile (allowed, not by this project's steps): $(paste -sd" " - <<<"$new")"
+	return 0
+}
+
+# Results: every check prints "PASS: <what>" or "FAIL: <what>", or
+# "SKIP: <what>" for one that could not run here (counted, reported, not
+# a failure), and the script ends with summary, which prints "N passed,
+# N failed", followed by ", N skipped" when anything was skipped.
 PASSED=0
 FAILED=0
+SKIPPED=0
 pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "SKIP: $*"; }
 # tally: read PASS:/FAIL:/SKIP: lines on stdin, count and echo them.
 tally() {
 	local line
@@ -698,12 +769,21 @@ tally() {
 		case $line in
 		'PASS: '*) pass "${line#PASS: }" ;;
 		'FAIL: '*) fail "${line#FAIL: }" ;;
+		'SKIP: '*) skip "${line#SKIP: }" ;;
 		*) echo "$line" ;;
 		esac
 	done
 }
+# SUMMARY_RE: a summary line; BASH_REMATCH 1, 2 and 4 are the numbers
+# passed, failed and skipped (4 empty without ", N skipped").
+# shellcheck disable=SC2034 # used by check.sh
+SUMMARY_RE='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
 summary() {
-	echo "$PASSED passed, $FAILED failed"
+	if [ "$SKIPPED" -gt 0 ]; then
+		echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	else
+		echo "$PASSED passed, $FAILED failed"
+	fi
 	[ "$FAILED" -eq 0 ]
 }
 

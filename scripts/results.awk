@@ -3,7 +3,8 @@
 #
 #   awk -v label=NAME -v want="suite ..." -f results.awk RESULTS
 #
-# Guest tests: every "PASS: x"/"FAIL: x" line a test prints is one result.
+# Guest tests: every "PASS: x"/"FAIL: x"/"SKIP: x" line a test prints is
+# one result (a SKIP is counted as skipped, not passed or failed).
 # A test exiting non-zero without a FAIL line is one FAIL, and so is a test
 # that prints neither. KUnit: every leaf "ok"/"not ok" line of the KTAP is
 # one result; a parameterised case counts its parameters, not itself.
@@ -91,7 +92,8 @@ inktap { ktap($0); next }
 
 intest && /^PASS: / { npass++; out("PASS", label ": " substr($0, 7)); next }
 intest && /^FAIL: / { nfail++; out("FAIL", label ": " substr($0, 7)); next }
-!intest && /^(PASS|FAIL): / { out(substr($0, 1, 4), label ": " substr($0, 7)) }
+intest && /^SKIP: / { out("SKIP", label ": " substr($0, 7)); next }
+!intest && /^(PASS|FAIL|SKIP): / { out(substr($0, 1, 4), label ": " substr($0, 7)) }
 
 END {
 	if (intest)

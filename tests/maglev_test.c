@@ -481,6 +481,18 @@ static void test_errors_leave_table(void)
 	check(s.t->digest == digest && s.t->size == 257 &&
 	      maglev_digest(s.t, s.b, 3) == digest, "table changed on error");
 	set_free(&s);
+
+	/* One backend more than a table can index, in a table big enough. */
+	set_init(&s, 65537, MAGLEV_MAX_BACKENDS + 1);
+	for (i = 0; i < s.n; i++) {
+		name_ip(&s.b[i], i);
+		s.b[i].weight = 1;
+	}
+	why = NULL;
+	check(maglev_build(s.t, 65537, s.b, s.n, s.work, NULL, &why) == -E2BIG &&
+	      why && strstr(why, "too many backends"),
+	      "%u backends refused with a reason", s.n);
+	set_free(&s);
 }
 
 /* 10.0.0.1:81 and 10.0.0.2:80 collide in ip_vs_mh; never here. */

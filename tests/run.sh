@@ -11,22 +11,30 @@ mkdir -p build
 
 pass=0
 fail=0
+skip=0
 
-# Adds the "N passed, N failed" line of a test program's output to the totals.
+# count LOG NAME STATUS: adds the "N passed, N failed[, N skipped]" line
+# of a test program's output LOG to the totals; a program that exited
+# with a STATUS other than 0 without counting a failure is one more.
 count() {
-	local line p f
+	local line p f s re='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
 
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 || true)
-	if [ -z "$line" ]; then
-		echo "FAIL: $2 printed no result line"
+	line=$(grep -E "$re" "$1" | tail -n 1 || true)
+	if ! [[ $line =~ $re ]]; then
+		echo "FAIL: $2 printed no result line${3:+ (exit status $3)}"
 		fail=$((fail + 1))
 		return
 	fi
-	p=${line%% passed*}
-	f=${line#*passed, }
-	f=${f%% failed*}
+	p=${BASH_REMATCH[1]}
+	f=${BASH_REMATCH[2]}
+	s=${BASH_REMATCH[4]:-0}
+	if [ "${3:-0}" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL: $2 exited with status $3 after $p passed, 0 failed"
+		f=1
+	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
+	skip=$((skip + s))
 }
 
 log=$(mktemp)
@@ -38,9 +46,10 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
 	maglev_table.c tools/siphash.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: host unit test: /p' "$log"
-	count "$log" "host unit tests"
+	count "$log" "host unit tests" "$rc"
 else
 	echo "FAIL: host unit tests do not build"
 	fail=$((fail + 1))
@@ -52,9 +61,10 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
 	maglev_table.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: siphash test: /p' "$log"
-	count "$log" "siphash tests"
+	count "$log" "siphash tests" "$rc"
 else
 	echo "FAIL: siphash tests do not build"
 	fail=$((fail + 1))
@@ -64,9 +74,10 @@ echo "== reschedule points (maglev_table.c built with MAGLEV_RESCHED_TEST)"
 if $CC -O2 -g -std=gnu11 -Wall -Wextra -Werror -DMAGLEV_RESCHED_TEST \
 	-fsanitize=undefined -fno-sanitize-recover=all -Iinclude -Itests \
 	-o build/resched-test tests/resched_test.c maglev_table.c; then
-	build/resched-test 2>&1 | tee "$log" || true
+	build/resched-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: reschedule test: /p' "$log"
-	count "$log" "reschedule tests"
+	count "$log" "reschedule tests" "$rc"
 else
 	echo "FAIL: reschedule tests do not build"
 	fail=$((fail + 1))
@@ -78,9 +89,10 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fno-sanitize-recover=all -Iinclude -Itests -Itools -Itools/bench \
 	-o build/mh-port-test tests/mh_port_test.c tools/bench/mh_port.c \
 	tests/maglev_ref.c maglev_table.c; then
-	build/mh-port-test 2>&1 | tee "$log" || true
+	build/mh-port-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: mh port test: /p' "$log"
-	count "$log" "mh port tests"
+	count "$log" "mh port tests" "$rc"
 else
 	echo "FAIL: mh port tests do not build"
 	fail=$((fail + 1))
@@ -88,8 +100,9 @@ fi
 
 echo "== maglev-sim tests"
 if make -s tools && [ -x tests/sim/run.sh ]; then
-	tests/sim/run.sh | tee "$log" || true
-	count "$log" "maglev-sim tests"
+	tests/sim/run.sh | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count "$log" "maglev-sim tests" "$rc"
 else
 	echo "FAIL: maglev-sim or its tests missing"
 	fail=$((fail + 1))
@@ -97,8 +110,9 @@ fi
 
 echo "== maglev-fleet tests (fleet check, Prometheus export)"
 if [ -x tests/fleet/run.sh ]; then
-	tests/fleet/run.sh | tee "$log" || true
-	count "$log" "maglev-fleet tests"
+	tests/fleet/run.sh | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count "$log" "maglev-fleet tests" "$rc"
 else
 	echo "FAIL: tests/fleet/run.sh missing"
 	fail=$((fail + 1))
@@ -109,21 +123,24 @@ if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all -Iinclude -Itools -Itools/ring \
 	-o build/ring-test tests/ring_test.c tools/ring/ring_hash.c tools/ring/ring_set.c; then
-	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log" || true
+	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
 	sed -n 's/^not ok - /FAIL: ring unit test: /p' "$log"
-	count "$log" "ring unit tests"
+	count "$log" "ring unit tests" "$rc"
 else
 	echo "FAIL: ring unit tests do not build"
 	fail=$((fail + 1))
 fi
 
 echo "== maglev-sim ring tests"
-tests/sim/ring.sh | tee "$log" || true
-count "$log" "maglev-sim ring tests"
+tests/sim/ring.sh | tee "$log"
+rc=${PIPESTATUS[0]}
+count "$log" "maglev-sim ring tests" "$rc"
 
 echo "== make compare (reduced)"
-tests/compare.sh | tee "$log" || true
-count "$log" "make compare"
+tests/compare.sh | tee "$log"
+rc=${PIPESTATUS[0]}
+count "$log" "make compare" "$rc"
 
 echo "== doc checker self-test (scripts/doc-check.sh on a small tree)"
 # A tree whose docs are right passes; the same with a dead link fails.
@@ -156,5 +173,68 @@ else
 fi
 rm -rf "$dt"
 
-echo "$pass passed, $fail failed"
+echo "== kernel state check self-test (kernel_state_check in scripts/lib.sh)"
+# What check.sh and make demo compare before and after a run, on a made-up
+# /proc: unchanged passes; an ip_vs module loaded meanwhile fails, and so
+# does a module taint flag (O, E: ours is out of tree and unsigned), while
+# another module (loop) is allowed.
+kt=$(mktemp -d)
+mkdir -p "$kt/sys/kernel"
+echo 0 >"$kt/sys/kernel/tainted"
+printf 'ext4 1 0 - Live 0\n' >"$kt/modules"
+ks() { (. scripts/lib.sh && KSTATE_PROC=$kt kernel_state); }
+kcheck() { (. scripts/lib.sh && kernel_state_check k "$1" "$2"); }
+k0=$(ks)
+printf 'loop 1 0 - Live 0\n' >>"$kt/modules"
+k1=$(ks)
+printf 'ip_vs_maglev 1 0 - Live 0\nip_vs 2 1 ip_vs_maglev, Live 0\n' >>"$kt/modules"
+k2=$(ks)
+echo 12288 >"$kt/sys/kernel/tainted"
+k3=$(ks)
+kcheck "$k0" "$k1" >"$log"
+if [ "$(grep -c '^PASS' "$log")" -eq 2 ] && ! grep -q '^FAIL' "$log"; then
+	echo "PASS: kernel_state_check passes a run that loaded loop"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check on a run that loaded loop:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+kcheck "$k0" "$k2" >"$log"
+if grep -q '^FAIL: k: loaded into .*: ip_vs ip_vs_maglev$' "$log"; then
+	echo "PASS: kernel_state_check fails a run that loaded ip_vs and ip_vs_maglev"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check misses ip_vs_maglev loaded:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+# Loaded and removed again: only the taint shows it.
+kcheck "$k0" "$(sed 's/^tainted .*/tainted 12288/' <<<"$k0")" >"$log"
+if grep -q '^FAIL: k: the kernel.s taint gained a module flag' "$log"; then
+	echo "PASS: kernel_state_check fails a run that set the out-of-tree and unsigned taint flags"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check misses the taint flags O and E:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+kcheck "$(grep -v '^module' <<<"$k0"; echo 'modules unlisted')" \
+	"$(grep -v '^module' <<<"$k3"; echo 'modules unlisted')" >"$log"
+if grep -q '^FAIL: k: the kernel.s taint' "$log" &&
+   grep -q '^SKIP: k: no /proc/modules' "$log"; then
+	echo "PASS: kernel_state_check without /proc/modules: the taint still counts, the list is a SKIP"
+	pass=$((pass + 1))
+else
+	echo "FAIL: kernel_state_check without /proc/modules:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
+rm -rf "$kt"
+
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
 [ "$fail" -eq 0 ]

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Guest test 3: order independence. The same destinations added in
 # different orders, to two services here and to one in another namespace,
-# give identical digests and identical choices for the same flows. The same
-# run with "-s mh" prints how many flows differ there (informational).
+# give identical digests and identical choices for the same flows. The
+# other namespace fills its own table: the same flows sent there (from
+# client addresses of its own, local sources on a dummy link) get the same
+# choices as here and as maglev-sim's. The same run with "-s mh" prints how
+# many flows differ there (informational).
 . "${0%/*}/lib.sh"
 
 setup_net 3
@@ -57,6 +60,29 @@ for p in 81 82; do
 done
 predict "$T/f.80" "$T/s" 1 >"$T/p.80"
 compare_choices "UDP $V:80" "$T/f.80" "$T/p.80" $V 80
+
+# The other namespace's own table, with traffic: the same client addresses
+# as "cl"'s, local to "other" (IPVS schedules locally made connections
+# too; the datagrams then leave by a dummy link).
+{
+	echo "link add d0 type dummy"
+	echo "link set d0 up"
+	for a in $addrs; do echo "addr add $a/16 dev d0"; done
+	echo "route add default dev d0"
+} | ip -n other -batch - || fail "other: dummy link and client addresses"
+# shellcheck disable=SC2086
+ip netns exec other udpflows $V 80 20000 $nport $addrs >"$T/f.other"
+sort "$T/f.other" >"$T/f.other.s"
+sort "$T/f.80" >"$T/f.80.s"
+check "other namespace: the same $(wc -l <"$T/f.other") flows sent" \
+	cmp -s "$T/f.other.s" "$T/f.80.s"
+conns $V 80 other | sort >"$T/c.other"
+if [ -s "$T/c.80" ] && cmp -s "$T/c.80" "$T/c.other"; then
+	pass "other namespace: all $nflows choices equal port 80's here"
+else
+	fail "other namespace: choices differ from port 80's here ($(wc -l <"$T/c.other") conns)"
+fi
+compare_choices "UDP $V:80 in the other namespace" "$T/f.other" "$T/p.80" $V 80 other
 
 # The same with mh: its table depends on the order of the destinations,
 # a little (Maglev's fill lets the first in line win contested slots).

@@ -4,8 +4,9 @@
 # that holds them (no failure).  While a build is pending (held off), a
 # destination just set to weight 0 or just removed is never chosen although
 # the published table still maps keys to it, and its keys are not dropped
-# (no flag-1); the other keys keep their destination.  Injected allocation
-# failures are tested in 11-teardown.sh.
+# (no flag-1); the other keys keep their destination; the write of the
+# hold-off itself rebuilds nothing.  Injected allocation failures are
+# tested in 11-teardown.sh.
 # debug-kernel: yes
 . "${0%/*}/lib.sh"
 
@@ -51,7 +52,13 @@ udp_service3 "$T/s0"
 S="UDP $V:80"
 addrs=$(client_addrs 4 10)
 wait_caught_up
+# A hold-off write applies from the next build and rebuilds nothing.
+g=$(svc_field "$S" gen)
+b=$(svc_field "$S" builds)
 echo $HOLDOFF >$SYSCTL/maglev_holdoff_ms
+expect_eq "maglev_holdoff_ms $HOLDOFF: nothing rebuilt (gen, builds, pending)" \
+	"$(svc_field_now "$S" gen) $(svc_field_now "$S" builds) $(svc_field_now "$S" pending)" \
+	"$g $b 0"
 # After a quiet period a change builds at once; the hold-off starts after.
 run ipvsadm -e -u $V:80 -r 10.1.1.1:80 -m -w 1
 d=$(svc_field "$S" digest)

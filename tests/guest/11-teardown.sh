@@ -47,13 +47,17 @@ i=1
 while [ $i -le $CYCLES ]; do
 	echo 5000011 >$SYSCTL/maglev_table_size
 	burst ""
+	# What this is about: builds still queued or running (a build of
+	# 5000011 slots takes far longer than this read).
 	p=$(grep -c ' pending 1 ' $PROC)
 	ipvsadm -C
 	if rmmod ip_vs_maglev; then
-		pass "cycle $i: rmmod right after ipvsadm -C ($p services were pending)"
+		pass "cycle $i: rmmod right after ipvsadm -C"
 	else
 		fail "cycle $i: rmmod right after ipvsadm -C"
 	fi
+	check "cycle $i: builds were pending at ipvsadm -C ($p of 2 services)" \
+		[ "$p" -gt 0 ]
 	run insmod "$MAGLEV_KO"
 	i=$((i + 1))
 done
@@ -65,7 +69,10 @@ ns_sysctl gone maglev_table_size 5000011 ||
 	fail "gone: maglev_table_size 5000011 refused"
 burst gone
 burst ""
+p=$(ip netns exec gone grep -c ' pending 1 ' $PROC)
 ip netns del gone
+check "builds were pending in the namespace deleted ($p of 2 services)" \
+	[ "$p" -gt 0 ]
 n=0
 while [ "$(cat $REF)" -ne 2 ] && [ $n -lt 300 ]; do
 	sleep 0.2

@@ -26,9 +26,9 @@
 . "${0%/*}/lib.sh"
 
 # --- what the module is expected to do (adjust here) --------------------------
-# Weights IPVS accepts above 65535: once builds are asynchronous ("pending"
-# on the service lines) the table is built with them, scaled (agreed
-# interface); before, such a rebuild fails and the old table stays.
+# Weights IPVS accepts above 65535: the table is built with them, scaled
+# (agreed interface); the service lines must carry "pending" (asynchronous
+# builds).
 BIG_WEIGHTS="65536 70000 2147483647"
 WEIGHTS="0 1 1 2 5 65535"
 # maglev_table_size writes: valid ones take, the others must be refused, and
@@ -81,11 +81,9 @@ warm_up
 } >"$T/services"
 run ipvsadm -R <"$T/services"
 if stress_has_pending ""; then
-	BIG_OK=1
-	info "asynchronous builds: weights above 65535 must be built"
+	pass "asynchronous builds: the service lines show pending"
 else
-	BIG_OK=0
-	info "no 'pending' field: weights above 65535 may fail rebuilds"
+	fail "no 'pending' field on the service lines of $PROC"
 fi
 
 # The loops run until $T/stop exists ("[" is a builtin: no fork).
@@ -388,7 +386,9 @@ udp_loop &
 LOOPS="$LOOPS $!"
 tcp_loop &
 LOOPS="$LOOPS $!"
+FAILSLAB=0
 if [ -d $FS ] && [ -e /sys/kernel/slab/kmalloc-4k/failslab ]; then
+	FAILSLAB=1
 	failslab_loop &
 	LOOPS="$LOOPS $!"
 else
@@ -414,6 +414,11 @@ check "the edit loops ran" [ "$(stress_get edits)" -gt 0 ]
 check "UDP traffic ran" [ "$(stress_get udp_flows)" -gt 0 ]
 check "some TCP connections were answered" [ "$(stress_get tcp_ok)" -gt 0 ]
 check "namespaces with services came and went" [ "$(stress_get netns)" -gt 0 ]
+# Not asserted: on the debug kernel a 20 s load had one failslab window
+# and no failed build of the traffic services (alloc_fail 0); guest 11
+# part 3 asserts injected failures deterministically.
+[ $FAILSLAB = 0 ] ||
+	info "failslab: alloc_fail $afail in $(stress_get failslab_windows) windows (not asserted)"
 if [ -s "$T/param.bad" ]; then
 	fail "sysctls: $(sort -u "$T/param.bad" | head -n 5 | tr '\n' ';')"
 else
@@ -456,14 +461,12 @@ final -u $V4:80 "$POOL4" "-b flag-2" >"$T/s.u4"
 final -t $V4:80 "$POOL4" "" >"$T/s.t4"
 # shellcheck disable=SC2086
 final -u "[$V6]:80" "$POOL6" "-b flag-2" >"$T/s.u6"
-if [ $BIG_OK = 1 ]; then
-	run ipvsadm -A -u 10.0.0.2:80 -s maglev
-	printf 'SIZE %s\n' $FINAL_SIZE >"$T/s.big"
-	for w in $BIG_WEIGHTS; do
-		run ipvsadm -a -u 10.0.0.2:80 -r "10.1.1.1:$((w % 60000 + 1))" -m -w "$w"
-		echo "ADD_NODE 10.1.1.1:$((w % 60000 + 1)) $w" >>"$T/s.big"
-	done
-fi
+run ipvsadm -A -u 10.0.0.2:80 -s maglev
+printf 'SIZE %s\n' $FINAL_SIZE >"$T/s.big"
+for w in $BIG_WEIGHTS; do
+	run ipvsadm -a -u 10.0.0.2:80 -r "10.1.1.1:$((w % 60000 + 1))" -m -w "$w"
+	echo "ADD_NODE 10.1.1.1:$((w % 60000 + 1)) $w" >>"$T/s.big"
+done
 check "every service caught up after the load" stress_wait_caught_up ""
 for s in "$S_U4" "$S_T4" "$S_U6"; do
 	expect_eq "$s: table size is maglev_table_size" "$(svc_field "$s" size)" $FINAL_SIZE
@@ -473,8 +476,7 @@ done
 check_sim "$S_U4 after the load" "$S_U4" "$T/s.u4"
 check_sim "$S_T4 after the load" "$S_T4" "$T/s.t4"
 check_sim "$S_U6 after the load" "$S_U6" "$T/s.u6"
-[ $BIG_OK = 1 ] && check_sim "UDP 10.0.0.2:80 weights $BIG_WEIGHTS" \
-	"UDP 10.0.0.2:80" "$T/s.big"
+check_sim "UDP 10.0.0.2:80 weights $BIG_WEIGHTS" "UDP 10.0.0.2:80" "$T/s.big"
 stress_proc_vs_ipvsadm "after the load"
 
 # Every flow, with source ports the load did not use, is served by the

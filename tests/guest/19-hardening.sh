@@ -337,7 +337,9 @@ if [ -d $WQ ]; then
 	expect_eq "workqueue ip_vs_maglev: max_active" \
 		"$(cat $WQ/ip_vs_maglev/max_active 2>/dev/null)" 4
 else
-	info "no $WQ (CONFIG_SYSFS or workqueue sysfs missing): max_active not checked"
+	# Our test kernels have CONFIG_SYSFS (kconfig/base.config) and the
+	# workqueue is WQ_SYSFS: without the directory nothing says max_active.
+	fail "no $WQ (CONFIG_SYSFS or the workqueue's sysfs missing): max_active not checked"
 fi
 
 # shellcheck disable=SC2086

@@ -7,7 +7,9 @@
 # traffic exactly as maglev-sim computes with SIZE 509 and KEY K, /proc
 # shows its table (size, key fingerprint, three dests), and the module
 # unloads. No forwarding sysctl is needed: the test only counts the
-# connections IPVS makes for the client's datagrams.
+# connections IPVS makes for the client's datagrams. A bad value written to
+# a parameter after the load (/sys/module/ip_vs_maglev/parameters/) is
+# refused, the parameter keeps its value, and the kernel log says why.
 # nosysctl-kernel: yes
 . "${0%/*}/lib.sh"
 
@@ -25,6 +27,32 @@ check "ip_vs_maglev loaded without parameters" test -d /sys/module/ip_vs_maglev
 run rmmod ip_vs_maglev
 run insmod "$MAGLEV_KO" table_size=509 hash_key=$K
 expect_eq "parameter table_size" "$(cat $PARAMS/table_size)" 509
+
+# param_refused NAME VALUE LOG: writing VALUE to the parameter NAME fails,
+# leaves it as it was, and the kernel log gains a line matching LOG.
+param_refused() {
+	_was=$(cat "$PARAMS/$1")
+	_n=$(dmesg | grep -c "$3")
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	if sh -c 'echo "$1" >"$2"' sh "$2" "$PARAMS/$1" 2>/dev/null; then
+		fail "parameter $1: '$2' accepted"
+	else
+		pass "parameter $1: '$2' refused"
+	fi
+	expect_eq "parameter $1: unchanged after '$2'" "$(cat "$PARAMS/$1")" "$_was"
+	if [ "$(dmesg | grep -c "$3")" -gt "$_n" ]; then
+		pass "parameter $1: '$2': the kernel log says why"
+	else
+		fail "parameter $1: '$2': no kernel log line matching '$3'"
+	fi
+}
+param_refused table_size 1000 'ip_vs_maglev.table_size.* rejected'
+param_refused table_size 5000012 'ip_vs_maglev.table_size.* rejected'
+param_refused table_size abc 'ip_vs_maglev.table_size'
+param_refused holdoff_ms 10001 'ip_vs_maglev.holdoff_ms: not a number'
+param_refused holdoff_ms abc 'ip_vs_maglev.holdoff_ms: not a number'
+param_refused hash_key 0123 'ip_vs_maglev.hash_key: not 32 hex digits'
+param_refused hash_key "${K%?}g" 'ip_vs_maglev.hash_key: not 32 hex digits'
 
 setup_net 3 2>/dev/null
 run ipvsadm -A -u $V:80 -s maglev -b flag-2

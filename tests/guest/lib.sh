@@ -4,7 +4,9 @@
 #
 # Environment from scripts/guest-init.sh: MAGLEV_KO (the module, already
 # loaded), MAGLEV_SIM (maglev-sim), MAGLEV_DIR. Every check prints one
-# "PASS: text" or "FAIL: text" line; finish exits 1 if any check failed.
+# "PASS: text" or "FAIL: text" line, or "SKIP: text" for one that cannot
+# run on this kernel (counted and reported by make check, not a failure);
+# finish exits 1 if any check failed, also in a subshell.
 
 MAGLEV_KO=${MAGLEV_KO:-/maglev/ip_vs_maglev.ko}
 MAGLEV_SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
@@ -27,7 +29,9 @@ T=$(mktemp -d /tmp/mgtest.XXXXXX)
 ip() { /usr/sbin/ip "$@"; }
 
 pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; NFAIL=$((NFAIL + 1)); }
+# A failure in a subshell ($(...), a pipeline) counts too: $T/failed.
+fail() { echo "FAIL: $*"; NFAIL=$((NFAIL + 1)); : >>"$T/failed"; }
+skip() { echo "SKIP: $*"; }
 info() { echo "# $*"; }
 
 # check TEXT CMD...: PASS if CMD succeeds.
@@ -47,7 +51,7 @@ expect_eq() {
 }
 
 finish() {
-	[ "$NFAIL" -eq 0 ]
+	[ "$NFAIL" -eq 0 ] && [ ! -e "$T/failed" ]
 	exit
 }
 
@@ -68,14 +72,34 @@ run() {
 
 # wait_caught_up [NETNS] [SECONDS]: wait until every maglev service of
 # NETNS (default: this one) shows pending 0; FAIL and return 1 after
-# SECONDS (default 60, or $CATCHUP_TIMEOUT).
+# SECONDS (default 60, or $CATCHUP_TIMEOUT), or at once if a service line
+# has no pending field (a module that cannot say is not caught up). The
+# FAIL goes to stderr, so that it is seen and counted when the caller is
+# inside $(...), as svc_field's callers are.
 wait_caught_up() {
 	_wn=$(( ${2:-${CATCHUP_TIMEOUT:-60}} * 20 ))
-	while in_ns "${1:-}" grep -q ' pending 1 ' $PROC; do
+	while :; do
+		# shellcheck disable=SC2016 # an awk program
+		_wc=$(in_ns "${1:-}" awk '$1 == "service" { p = ""
+				for (i = 4; i < NF; i += 2)
+					if ($i == "pending")
+						p = $(i + 1)
+				if (p == "")
+					m++
+				else if (p != 0)
+					n++
+			} END { print (m ? "missing" : n + 0) }' $PROC)
+		case $_wc in
+		0) return 0 ;;
+		missing)
+			fail "services of netns '${1:-}' without a pending field in $PROC" >&2
+			in_ns "${1:-}" grep '^service' $PROC >&2
+			return 1 ;;
+		esac
 		_wn=$((_wn - 1))
 		if [ "$_wn" -le 0 ]; then
-			fail "services of netns '${1:-}' not caught up after ${2:-${CATCHUP_TIMEOUT:-60}}s"
-			in_ns "${1:-}" grep '^service' $PROC
+			fail "services of netns '${1:-}' not caught up after ${2:-${CATCHUP_TIMEOUT:-60}}s" >&2
+			in_ns "${1:-}" grep '^service' $PROC >&2
 			return 1
 		fi
 		sleep 0.05
@@ -322,11 +346,12 @@ flows() {
 # have_udpflows: true if flows can send thousands of flows quickly.
 have_udpflows() { command -v udpflows >/dev/null 2>&1; }
 
-# conns VIP PORT: "CLIENT_ADDR CLIENT_PORT DEST" per IPVS connection to
-# VIP:PORT (DEST as "A.B.C.D:port" or "[v6]:port"), from ipvsadm -Lcn.
+# conns VIP PORT [NETNS]: "CLIENT_ADDR CLIENT_PORT DEST" per IPVS
+# connection to VIP:PORT (DEST as "A.B.C.D:port" or "[v6]:port"), from
+# ipvsadm -Lcn in NETNS (default: this one).
 conns() {
 	case $1 in *:*) _v="[$1]:$2" ;; *) _v="$1:$2" ;; esac
-	ipvsadm -Lcn | awk -v v="$_v" '
+	in_ns "${3:-}" ipvsadm -Lcn | awk -v v="$_v" '
 		$5 == v {
 			c = $4
 			n = split(c, a, ":")
@@ -356,10 +381,11 @@ predict() {
 		"$T/pred.out" "$1"
 }
 
-# compare_choices TEXT FLOWS PREDICTED VIP PORT: every flow in FLOWS has an
-# IPVS connection to the destination PREDICTED says ("ADDR PORT OWNER").
+# compare_choices TEXT FLOWS PREDICTED VIP PORT [NETNS]: every flow in
+# FLOWS has an IPVS connection (in NETNS, default this one) to the
+# destination PREDICTED says ("ADDR PORT OWNER").
 compare_choices() {
-	conns "$4" "$5" | sort >"$T/conns"
+	conns "$4" "$5" "${6:-}" | sort >"$T/conns"
 	sort "$3" >"$T/pred.sorted"
 	_nf=$(wc -l <"$2")
 	_nc=$(awk 'NR == FNR { f[$1 " " $2] = 1; next }
@@ -427,15 +453,27 @@ stress_has_pending() {
 	in_ns "${1:-}" cat $PROC | grep -q '^service .* pending [0-9]'
 }
 
-# stress_wait_caught_up [NETNS] [SECONDS]: wait until no maglev service of
-# the namespace shows "pending" other than 0 (at once if the field does not
-# exist); false after SECONDS (default 60) with services still pending.
+# stress_wait_caught_up [NETNS] [SECONDS]: wait until every maglev service
+# of the namespace shows "pending 0"; false at once if a service line has
+# no pending field, and after SECONDS (default 60) with services still
+# pending.
 stress_wait_caught_up() {
 	_n=$((${2:-60} * 10))
-	while in_ns "${1:-}" cat $PROC |
-		awk '$1 == "service" { for (i = 4; i < NF; i += 2)
-			if ($i == "pending" && $(i + 1) != 0) f = 1 }
-			END { exit !f }'; do
+	while :; do
+		_st=$(in_ns "${1:-}" cat $PROC |
+			awk '$1 == "service" { p = ""
+				for (i = 4; i < NF; i += 2)
+					if ($i == "pending")
+						p = $(i + 1)
+				if (p == "")
+					m = 1
+				else if (p != 0)
+					f = 1
+			} END { print (m ? "missing" : (f ? "pending" : "done")) }')
+		case $_st in
+		done) return 0 ;;
+		missing) return 1 ;;
+		esac
 		_n=$((_n - 1))
 		[ "$_n" -gt 0 ] || return 1
 		sleep 0.1

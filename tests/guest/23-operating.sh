@@ -159,7 +159,7 @@ key_rollout() {
 		[ "$lb" = lb1 ] && cmd round 1 30
 	done
 	umask 077
-	echo "net.ipv4.vs.maglev_hash_key = $KEY" >/etc/sysctl.d/90-ip-vs-maglev.conf
+	echo "net.ipv4.vs.maglev_hash_key = $KEY" >/etc/sysctl.d/60-ip-vs-maglev.conf
 	echo "options ip_vs_maglev hash_key=$KEY" >/etc/modprobe.d/ip-vs-maglev.conf
 	echo ip_vs_maglev >/etc/modules-load.d/ip-vs-maglev.conf
 	umask 022
@@ -230,8 +230,8 @@ expect_eq "upgrade: the initial namespace's key from /etc/modprobe.d" \
 	"$(cat /proc/sys/net/ipv4/vs/maglev_hash_key)" "$KEY"
 expect_eq "upgrade: lb1's key is the default one after the reload" \
 	"$(ns_sysctl lb1 maglev_hash_key)" "$ZERO_KEY"
-nsx lb1 sysctl -p /etc/sysctl.d/90-ip-vs-maglev.conf >/dev/null || fail "lb1: sysctl -p"
-nsx lb2 sysctl -p /etc/sysctl.d/90-ip-vs-maglev.conf >/dev/null || fail "lb2: sysctl -p"
+nsx lb1 sysctl -p /etc/sysctl.d/60-ip-vs-maglev.conf >/dev/null || fail "lb1: sysctl -p"
+nsx lb2 sysctl -p /etc/sysctl.d/60-ip-vs-maglev.conf >/dev/null || fail "lb2: sysctl -p"
 nsx lb2 ipvsadm -R <"$T/lb2.rules" || fail "lb2: ipvsadm -R"
 nsx lb1 ipvsadm -R </etc/ipvsadm.rules || fail "lb1: ipvsadm -R"
 read -r ANS <&5

@@ -105,7 +105,7 @@ quoted = [(rel, n, m.group(1).strip(), m.group(2).strip())
           for rel in pages
           for n, line in enumerate(read(rel).split('\n'), 1)
           for m in re.finditer(r'<!-- figure: (.+?) -->(.*?)<!-- /figure -->',
-                               line)]
+                               re.sub(r'`[^`]*`', '', line))]
 if os.path.isfile(os.path.join(root, FIG)) or quoted:
     table, on = {}, False
     if os.path.isfile(os.path.join(root, FIG)):

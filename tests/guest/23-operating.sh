@@ -32,7 +32,7 @@
 # docs/operating.md's code blocks are checked against this file by
 # scripts/doc-check.sh (every command line there must appear here).
 #
-# guest-timeout: 240
+# guest-timeout: 120
 . "${0%/*}/lib.sh"
 
 tstart=$(date +%s)

@@ -962,6 +962,7 @@ module_init(ip_vs_maglev_init);
 module_exit(ip_vs_maglev_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("IPVS maglev consistent hashing scheduler");
+MODULE_VERSION("0.2");
 
 #ifdef MAGLEV_KUNIT
 #include "kunit/maglev_glue_test.c"

@@ -278,9 +278,14 @@ echo "  schedules each datagram on its own (-o), so every round of the same"
 echo "  flows shows where the table of that moment sends them."
 echo
 run ipvsadm -A -u $SVC -s maglev -o || die "ipvsadm -A -s maglev failed"
-echo "  key fingerprint $(awk '$1 == "service" { for (i = 4; i < NF; i++)
-	if ($i == "key") { print $(i + 1); exit } }' /proc/net/ip_vs_maglev)" \
-	"(the hash key itself is secret: maglev_hash_key is mode 0600)"
+fp=$(awk '$1 == "service" { for (i = 4; i < NF; i++)
+	if ($i == "key") { print $(i + 1); exit } }' /proc/net/ip_vs_maglev)
+if [ "$fp" = 714c8345 ]; then
+	echo "  key fingerprint $fp: the default hash key, all zero and public" \
+		"(a fleet facing untrusted clients sets its own: docs/security.md)"
+else
+	echo "  key fingerprint $fp (the key itself is in maglev_hash_key, mode 0600)"
+fi
 for i in 1 2 3 4 5; do
 	run ipvsadm -a -u $SVC -r 10.0.1.$i:80 -m || die "ipvsadm -a failed"
 done

@@ -119,8 +119,12 @@ export QEMU_TIMEOUT=${QEMU_TIMEOUT:-600}
 	maglev.ascii="${DEMO_ASCII:-0}" &
 qpid=$!
 
-# Show the guest's demo output (between @@ BEGIN and @@ END) as it comes.
+# Show the guest's demo output (between @@ BEGIN and @@ END) as it comes,
+# and keep it in build/demo/transcript.txt: scripts/doc-examples.sh checks
+# the docs' demo examples against it.
 rc=
+tr="$w/transcript.txt"
+: >"$tr"
 while IFS= read -r line; do
 	line=${line%$'\r'}
 	case $line in
@@ -128,7 +132,7 @@ while IFS= read -r line; do
 	'@@ END '*) rc=${line##* } ;;
 	'@@ '*) ;;
 	'FAIL: '*) echo "guest: ${line#FAIL: }" ;;
-	*) echo "$line" ;;
+	*) echo "$line"; printf '%s\n' "$line" >>"$tr" ;;
 	esac
 done < <(tail -n +1 -f --pid=$qpid "$res" 2>/dev/null)
 qrc=0

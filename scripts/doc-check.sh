@@ -15,6 +15,25 @@
 #   bad-input every test that docs/bad-input.md's table names exists (its
 #            own section below: guest NN, host `test_x`, `fuzz_x`, sim,
 #            and the parts named in parentheses after them)
+# and the operator's documentation (scripts/doc-check-ops.py):
+#   refs     a heading named in prose, FILE's "Title", FILE, "Title" or
+#            FILE ("Title", "Other") with FILE a page (README, README.md,
+#            docs/x.md, x.md) or a source file: the page has that heading,
+#            the source file that text
+#   jargon   no project-history words in README.md and docs/*.md ("seed
+#            002", "issue 22", "third session", "since this branch", ...)
+#   figures  a figure quoted as <!-- figure: NAME -->VALUE<!-- /figure -->
+#            equals the row NAME of the table under "## Current figures"
+#            in docs/testing.md, the one place such a figure is measured
+#   version  MODULE_VERSION in maglev_main.c, dkms.conf's and
+#            debian/*.dkms's PACKAGE_VERSION, debian/changelog's and
+#            NEWS's first entries agree, and so do the versions the docs
+#            name (ip_vs_maglev/V, *_V_all.deb)
+#   operating  every command line of a ```sh block of docs/operating.md
+#            is in tests/guest/26-operating.sh, which runs them
+#   examples scripts/doc-examples.sh: every generated example the host
+#            can make equals what its command prints now (the make demo
+#            ones are checked by the fresh step, against its run)
 # Prints PASS:/FAIL: lines and ends with "N passed, N failed".
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -385,4 +404,14 @@ EOF
 }
 bad_input_check
 
+# The operator's documentation: refs, jargon, figures, version, operating
+# (scripts/doc-check-ops.py) and the generated examples.
+rc=0
+out=$(python3 "$TOP/scripts/doc-check-ops.py" "$dir") || rc=$?
+tally <<<"$out"
+[ "$rc" -eq 0 ] || fail "docs: doc-check-ops.py failed (status $rc)"
+if [ -f "$dir/scripts/doc-examples.sh" ]; then
+	tally < <(bash "$dir/scripts/doc-examples.sh" --demo /nonexistent "$dir" 2>&1 |
+		grep -E '^(PASS|FAIL): ')
+fi
 summary

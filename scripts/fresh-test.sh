@@ -312,6 +312,18 @@ else
 	fail "$L: the guest's summary or fleet act is missing"
 fi
 
+# The examples of the committed pages that show what make demo prints
+# (scripts/doc-examples.sh) against this run's transcript: a page showing
+# another run's output fails here.
+if [ -s "$root/root/ip_vs_maglev/build/demo/transcript.txt" ]; then
+	cp "$root/root/ip_vs_maglev/build/demo/transcript.txt" "$w/transcript.txt"
+	tally < <("$TOP/scripts/doc-examples.sh" --demo "$w/transcript.txt" \
+		"$root/root/ip_vs_maglev" 2>&1 | grep -E '^(PASS|FAIL|SKIP): ' |
+		sed "s/^\(PASS\|FAIL\|SKIP\): examples: /\1: $L: docs' demo examples: /")
+else
+	fail "$L: the demo left no transcript (build/demo/transcript.txt)"
+fi
+
 mrc=$(cat "$w/module.rc" 2>/dev/null || echo '?')
 kdir=$(cat "$w/kdir" 2>/dev/null || true)
 ver=${kdir##*/linux-headers-}

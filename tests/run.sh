@@ -171,6 +171,21 @@ else
 	cat "$log"
 	fail=$((fail + 1))
 fi
+# A figure quoted differently from docs/testing.md's table fails too.
+sed -i 's|docs/two.md|docs/one.md#more|' "$dt/README.md"
+printf '# Testing\n\n## Current figures\n\n| figure | value | how |\n|---|---|---|\n| demo from nothing | 81 s | a run |\n' >"$dt/docs/testing.md"
+printf '\nIt took <!-- figure: demo from nothing -->80 s<!-- /figure -->.\n' >>"$dt/README.md"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "FAIL: doc-check passes a figure two pages give differently"
+	fail=$((fail + 1))
+elif grep -q '^FAIL: docs: README.md:[0-9]*: figure "demo from nothing" is "80 s" here, "81 s" in docs/testing.md' "$log"; then
+	echo "PASS: doc-check fails on a figure two pages give differently"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a figure without naming it:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
 rm -rf "$dt"
 
 echo "== kernel state check self-test (kernel_state_check in scripts/lib.sh)"

@@ -73,20 +73,7 @@ fleet_router_client "$CL"
 # txhash, which "ip route get" cannot know.
 nsx rt sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=3 \
 	net.ipv4.fib_multipath_hash_fields=0x0037
-for i in 1 2 3 4 5 11 12 13; do
-	case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
-	{
-		echo "link set lo up"
-		echo "addr add 10.2.0.$i/24 dev eth0"
-		echo "link set eth0 up"
-		echo "addr add $VIP/32 dev lo"
-		echo "route add default via 10.2.0.254"
-		case $ns in
-		lb*) echo "addr add 10.4.0.$i/24 dev eth1"
-			echo "link set eth1 up" ;;
-		esac
-	} | ip -n "$ns" -batch - || fail "$ns links"
-done
+fleet_hosts "$VIP" 1 2 3 4 5 11 12 13
 for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=1; done
 
 route() { fleet_route "$VIP" "$@"; }

@@ -79,20 +79,7 @@ for ns in rt cl $LBS rs1 rs2 rs3 rs4; do ip netns add "$ns"; done
 } | ip -batch - || fail "bridges and links"
 fleet_router_client "$CL"
 nsx rt sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1
-for i in 1 2 3 4 11 12; do
-	case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
-	{
-		echo "link set lo up"
-		echo "addr add 10.2.0.$i/24 dev eth0"
-		echo "link set eth0 up"
-		echo "addr add $VIP/32 dev lo"
-		echo "route add default via 10.2.0.254"
-		case $ns in
-		lb*) echo "addr add 10.4.0.$i/24 dev eth1"
-			echo "link set eth1 up" ;;
-		esac
-	} | ip -n "$ns" -batch - || fail "$ns links"
-done
+fleet_hosts "$VIP" 1 2 3 4 11 12
 route() { fleet_route "$VIP" "$@"; }
 route lb1 lb2
 

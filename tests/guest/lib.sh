@@ -675,6 +675,29 @@ fleet_router_client() {
 		ip -n cl -batch - || fail "client link"
 }
 
+# fleet_hosts VIP I...: bring up the hosts of a fleet made with eth0 on
+# the fleet's bridge: real server rsI (I < 10) or load balancer lb(I - 10),
+# at 10.2.0.I with VIP on lo and the router 10.2.0.254 as gateway; a load
+# balancer also at 10.4.0.I on eth1 (the sync link).
+fleet_hosts() {
+	_vip=$1
+	shift
+	for i in "$@"; do
+		case $i in 1?) ns=lb${i#1} ;; *) ns=rs$i ;; esac
+		{
+			echo "link set lo up"
+			echo "addr add 10.2.0.$i/24 dev eth0"
+			echo "link set eth0 up"
+			echo "addr add $_vip/32 dev lo"
+			echo "route add default via 10.2.0.254"
+			case $ns in
+			lb*) echo "addr add 10.4.0.$i/24 dev eth1"
+				echo "link set eth1 up" ;;
+			esac
+		} | ip -n "$ns" -batch - || fail "$ns links"
+	done
+}
+
 # fleet_route VIP LB...: the router "rt"'s route to VIP, one nexthop per LB
 # (lbN is 10.2.0.1N).
 fleet_route() {

@@ -28,8 +28,8 @@
 # transcript the demo examples are skipped ("SKIP:"), not failed.
 #
 # Figures that differ from one run to the next are compared masked ("#"):
-# build_ns, builds, fills, found and table (the table's number) on /proc
-# lines, which depend on how changes were batched, "took N s", and every number
+# build_ns, builds, churn, fills, found and table (the table's number) on
+# /proc lines, which depend on how changes were batched, "took N s", and every number
 # of the fleet act (act 4: which LB and real server a connection gets
 # depends on the client's random source ports). The page keeps the run's
 # own figures.
@@ -118,11 +118,12 @@ def demo_source(what):
 def mask(lines, source):
     out = []
     for line in lines:
-        line = re.sub(r'\b(build_ns|builds|fills|found|table) \d+', r'\1 #',
-                      line)
+        line = re.sub(r'\b(build_ns|builds|churn|fills|found|table) \d+',
+                      r'\1 #', line)
         line = re.sub(r'took \d+ s', 'took # s', line)
         if source == 'demo act 4':
-            line = re.sub(r'\b\d+\b', '#', line)
+            # the columns widen with their numbers
+            line = re.sub(r' +', ' ', re.sub(r'\b\d+\b', '#', line))
         out.append(line)
     return out
 

@@ -856,7 +856,8 @@ static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
 /*
  * The last pass of a build, one pass over the @size owners in @slot: the
  * digest of maglev_table.h into @t, each backend's slot count, and the
- * packed slots (maglev_pack()).  Four slots at a time, a digest group.
+ * packed slots (maglev_pack()).  Four slots at a time, a digest group, and
+ * the last, partial group one slot at a time.
  */
 static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 			  struct maglev_backend *b, u32 n, u32 filled,
@@ -870,10 +871,28 @@ static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 	d = maglev_mix64(d ^ n);
 	for (i = 0; i < n; i++)
 		d = maglev_hash(b[i].name, b[i].name_len, d);
-	for (s = 0; s < size; s += 4) {
-		u64 g = 0;
+	for (s = 0; s + 4 <= size; s += 4) {
+		u32 v0 = slot[s], v1 = slot[s + 1], v2 = slot[s + 2];
+		u32 v3 = slot[s + 3];
 
 		maglev_spend(budget, 4);
+		d = maglev_mix64(d ^ ((u64)v0 | (u64)v1 << 16 | (u64)v2 << 32 |
+				      (u64)v3 << 48));
+		if (!filled)
+			continue;
+		b[v0].slots++;
+		b[v1].slots++;
+		b[v2].slots++;
+		b[v3].slots++;
+		/* Two slots a put: 2 W <= 32 bits join at most 31 pending. */
+		if (width) {
+			maglev_pack_put(&pk, v0 | v1 << width, 2 * width);
+			maglev_pack_put(&pk, v2 | v3 << width, 2 * width);
+		}
+	}
+	if (s < size) {
+		u64 g = 0;
+
 		for (j = 0; j < 4; j++) {
 			u32 v = s + j < size ? slot[s + j] : MAGLEV_NONE;
 

@@ -41,6 +41,12 @@ guest_timeout() {
 	[ "$n" -gt "$GUEST_TIMEOUT" ] || n=$GUEST_TIMEOUT
 	echo "$n"
 }
+# guest_kargs TEST: the kernel arguments of its header line
+# "# KFLAVOUR-kernel-args: ARGS" for this run's flavour (23 boots the debug
+# kernel with lazy RCU callbacks, which the others must not see).
+guest_kargs() {
+	sed -n "s/^# $KFLAVOUR-kernel-args: *//p" "$1" | head -n 1
+}
 KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
 # GUEST_ENV="NAME=VALUE,...": more variables for the guest tests
 # (scripts/bench-sync.sh: SYNC_COST=1).
@@ -182,10 +188,11 @@ else
 	for t in "${tests[@]}"; do
 		tmo=$(guest_timeout "$TOP/tests/guest/$t")
 		labels+=("guest/${t%.sh}")
+		read -ra kargs <<<"$(guest_kargs "$TOP/tests/guest/$t")"
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
 			run_boot "guest/${t%.sh}" "maglev.job=test:$t" \
 			"maglev.timeout=$tmo" "maglev.stress=$STRESS_SECONDS" \
-			${GUEST_ENV:+"maglev.env=$GUEST_ENV"}
+			${GUEST_ENV:+"maglev.env=$GUEST_ENV"} "${kargs[@]}"
 	done
 fi
 wait

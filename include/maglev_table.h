@@ -115,7 +115,8 @@ u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_backend *nb, u32 nn, void *work);
 
 /* The steps of maglev_build(), for the tests (VISIBLE_IF_KUNIT). */
-#if !defined(__KERNEL__) || defined(CONFIG_KUNIT) || defined(CONFIG_KUNIT_MODULE)
+#if !defined(__KERNEL__) || defined(CONFIG_KUNIT) || \
+	defined(CONFIG_KUNIT_MODULE)
 bool maglev_is_prime(u32 n);
 int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 		   const char **why);

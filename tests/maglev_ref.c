@@ -123,9 +123,12 @@ u64 maglev_ref_digest(const struct maglev_table *t,
 	for (s = 0; s < t->size; s += 4) {
 		u64 g = 0;
 
-		for (j = 0; j < 4; j++)
-			g |= (u64)(s + j < t->size ? maglev_ref_owner(t, s + j) :
-				   0xffff) << (16 * j);
+		for (j = 0; j < 4; j++) {
+			u64 o = s + j < t->size ? maglev_ref_owner(t, s + j) :
+				0xffff;
+
+			g |= o << (16 * j);
+		}
 		d = ref_mix(d ^ g);
 	}
 	return d;

@@ -5,7 +5,7 @@
  *
  *	ipvsadm -A -t 10.0.0.1:80 -s maglev [-b flag-1,flag-2]
  *
- * The table and the client hash are specified in include/maglev_table.h;
+ * The table and the client hash are specified in docs/specification.md;
  * docs/ describes the /proc fields, sysctls and parameters for users.
  * This comment describes how the glue works.
  *

@@ -42,13 +42,11 @@
 #include <linux/hash.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
-#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -94,32 +92,6 @@ void maglev_cache_put(struct maglev_cache *c)
 		return;
 	WARN_ON_ONCE(c->tables || !list_empty(&c->ready));
 	kfree(c);
-}
-
-/* Backend name order of the specification (maglev_table.h, "Fill"). */
-static int maglev_backend_order(const void *pa, const void *pb)
-{
-	const struct maglev_backend *a = pa, *b = pb;
-	int r = memcmp(a->name, b->name, min(a->name_len, b->name_len));
-
-	if (r)
-		return r;
-	if (a->name_len == b->name_len)
-		return 0;
-	return a->name_len < b->name_len ? -1 : 1;
-}
-
-/**
- * maglev_sort_backends() - sort backends by name, as maglev_build() does
- * @be: the backends
- * @nr: their number
- *
- * A service's destination names are distinct, so the order is total and
- * every service with the same backends lists them in the same order.
- */
-void maglev_sort_backends(struct maglev_backend *be, u32 nr)
-{
-	sort(be, nr, sizeof(*be), maglev_backend_order, NULL);
 }
 
 /**

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Maglev lookup table: preference sequences, the round-robin fill,
- * weights, draining, churn, digest and the key hash.
- *
- * The algorithm only.  It compiles unchanged into ip_vs_maglev.ko and into
- * the userspace tools through maglev_compat.h, and it never allocates: the
- * caller passes the table and a scratch area.  The specification is in
- * include/maglev_table.h.
+ * The Maglev lookup table: preference sequences, weights, the fill,
+ * draining, the packed slots, digest and churn, as docs/specification.md
+ * specifies them.  The algorithm only: it compiles unchanged into the
+ * module and into the userspace tools (maglev_compat.h), and it never
+ * allocates; the caller passes the table and a scratch area.
  */
 #include "maglev_table.h"
 
@@ -14,17 +12,6 @@
 #define FNV32_PRIME	16777619U
 #define GOLDEN64	0x9e3779b97f4a7c15ULL
 #define DIGEST_TAG	0x6d61676c65760001ULL	/* "maglev" v1 */
-
-/*
- * Once this few slots are left empty, a backend's next slot is found by
- * computing, for every empty slot, its distance along the backend's
- * preference sequence instead of walking the sequence (see
- * maglev_fill_tail()).
- * Walking costs about M / empty probes per claim, the shortcut one
- * multiply and one modulo per empty slot; 128 is near the break-even point
- * for M = 65537 and harmless for other sizes.
- */
-#define TAIL_SLOTS	MAGLEV_TAIL_SLOTS
 
 /* Per-backend fill state, in the scratch area. */
 struct maglev_cursor {
@@ -48,7 +35,7 @@ static void maglev_set_why(const char **why, const char *reason)
  *
  * Return: true if @n is prime.
  */
-bool maglev_is_prime(u32 n)
+VISIBLE_IF_KUNIT bool maglev_is_prime(u32 n)
 {
 	u32 d;
 
@@ -90,14 +77,12 @@ int maglev_check_size(u32 size, const char **why)
  * @size: configured table size M
  * @nr_backends: number of backends N, weight 0 included
  *
- * A table needs at least one slot per backend.  Callers pass the size they
- * are about to allocate and build through this; maglev_build() itself takes
- * the size it is given and refuses N > M.  All backends count, not only
- * those with a positive weight, so draining a backend never changes M.
+ * Callers pass the size they are about to allocate and build through this;
+ * maglev_build() refuses N > M.
  *
- * Return: @size if @nr_backends <= @size (or @nr_backends is above %MAGLEV_MAX_BACKENDS,
- * which maglev_build() refuses anyway); otherwise the smallest prime
- * >= @nr_backends: at most 65537, so a valid table size whenever @size is.
+ * Return: @size if @nr_backends <= @size (or @nr_backends is above
+ * %MAGLEV_MAX_BACKENDS, which maglev_build() refuses anyway); otherwise the
+ * smallest prime >= @nr_backends, a valid table size.
  */
 u32 maglev_fit_size(u32 size, u32 nr_backends)
 {
@@ -110,35 +95,13 @@ u32 maglev_fit_size(u32 size, u32 nr_backends)
 	return m;
 }
 
-/**
- * maglev_slot_width() - bits per slot of a table
- * @nr_backends: number of backends N, weight 0 included
- *
- * Return: ceil(log2 N), the fewest bits that hold the indices 0..N-1: 1 to
- * 16 for N up to %MAGLEV_MAX_BACKENDS, or 0 for N <= 1 (no slot storage).
+/*
+ * W = ceil(log2 N) bits per slot, 0 for N <= 1; the 4-byte load of the last
+ * slot ends the slot bytes, 4 for a table without slots.
  */
-u32 maglev_slot_width(u32 nr_backends)
+static size_t maglev_slot_bytes(u32 size, u32 nr_backends)
 {
-	u32 w = 0;
-
-	if (nr_backends <= 1)
-		return 0;
-	while (w < 32 && (nr_backends - 1) >> w)
-		w++;
-	return w;
-}
-
-/**
- * maglev_slot_bytes() - bytes of a table's packed slots
- * @size: number of slots M
- * @nr_backends: number of backends N, weight 0 included
- *
- * Return: floor((M - 1) * W / 8) + 4 for W = maglev_slot_width(N): the
- * 4-byte load of the last slot ends there.  4 for a table without slots.
- */
-size_t maglev_slot_bytes(u32 size, u32 nr_backends)
-{
-	u32 width = maglev_slot_width(nr_backends);
+	u32 width = order_base_2(nr_backends);
 
 	return width && size ? (size_t)(size - 1) * width / 8 + 4 : 4;
 }
@@ -152,7 +115,7 @@ size_t maglev_slot_bytes(u32 size, u32 nr_backends)
  * the empty one included.
  *
  * Return: bytes for a &struct maglev_table with @size packed slots of
- * maglev_slot_width(@nr_backends) bits.
+ * ceil(log2 @nr_backends) bits.
  */
 size_t maglev_table_bytes(u32 size, u32 nr_backends)
 {
@@ -179,10 +142,8 @@ static size_t maglev_bitmap_bytes(u32 size)
  * @size: number of slots M
  * @nr_backends: number of backends N
  *
- * The scratch area holds the slots of a fill (16 bits each, before they
- * are packed), an occupancy bitmap, one cursor per backend and the tail's
- * list of empty slots.  It is also enough for maglev_churn() against a
- * table of up to @nr_backends backends.
+ * Also enough for maglev_churn() against a table of up to @nr_backends
+ * backends.
  *
  * Return: bytes of scratch memory, suitably aligned for u64.
  */
@@ -190,7 +151,7 @@ size_t maglev_work_bytes(u32 size, u32 nr_backends)
 {
 	return maglev_slots_bytes(size) + maglev_bitmap_bytes(size) +
 	       (size_t)nr_backends * sizeof(struct maglev_cursor) +
-	       TAIL_SLOTS * sizeof(u32);
+	       MAGLEV_TAIL_SLOTS * sizeof(u32);
 }
 
 static u32 maglev_fnv1a32(u32 h, const void *data, size_t len)
@@ -216,59 +177,29 @@ static inline u64 maglev_mix64(u64 x)
 	return x;
 }
 
-/*
- * The n <= 8 bytes at p as a little-endian number, read in 4-, 2- and 1-byte
- * pieces from the front.  Keys are put together the same way (a 4-byte
- * address, then a 2-byte port), so no load straddles two stores, which would
- * defeat store-to-load forwarding.
- */
-static inline u64 maglev_load_le(const u8 *p, size_t n)
-{
-	u64 v = 0;
-	u32 shift = 0;
-
-	if (n == 8)
-		return maglev_le64(p);
-	if (n & 4) {
-		v = maglev_le32(p);
-		p += 4;
-		shift = 32;
-	}
-	if (n & 2) {
-		v |= (u64)maglev_le16(p) << shift;
-		p += 2;
-		shift += 16;
-	}
-	if (n & 1)
-		v |= (u64)p[0] << shift;
-	return v;
-}
-
 /**
- * maglev_hash() - 64-bit key hash used for lookups
- * @data: key bytes (an IPVS scheduler key is the 4- or 16-byte address in
- *	network byte order, followed by the 2-byte port in network byte order
- *	when ports are hashed)
- * @len: number of key bytes
- * @seed: 64-bit seed; LB nodes that must agree use the same seed
+ * maglev_hash() - 64-bit hash of a byte string (the digest's, for names)
+ * @data: bytes
+ * @len: number of bytes
+ * @seed: 64-bit seed
  *
- * h = seed ^ (len * 0x9e3779b97f4a7c15); then for each 8-byte chunk of the
- * key, read little-endian and zero-padded (one zero chunk for an empty key),
- * h = fmix64(h ^ chunk).  Every key byte goes through the mixer whole; an
- * address and a port are never folded or added together.
- *
- * Return: the hash.
+ * Return: the hash of docs/specification.md, "Digest".
  */
 u64 maglev_hash(const void *data, size_t len, u64 seed)
 {
 	const u8 *p = data;
 	u64 h = seed ^ ((u64)len * GOLDEN64);
-	size_t i = 0;
+	size_t i = 0, k;
 
 	do {
-		size_t n = len - i < 8 ? len - i : 8;
+		u64 c = 0;
 
-		h = maglev_mix64(h ^ maglev_load_le(p + i, n));
+		if (len - i >= 8)
+			c = maglev_le64(p + i);
+		else
+			for (k = len; k > i; k--)
+				c = c << 8 | p[k - 1];
+		h = maglev_mix64(h ^ c);
 		i += 8;
 	} while (i < len);
 	return h;
@@ -276,11 +207,11 @@ u64 maglev_hash(const void *data, size_t len, u64 seed)
 
 /**
  * maglev_rehash() - the i-th fallback hash of a client key hash
- * @hash: the 32-bit client key hash (maglev_key_hash())
+ * @hash: the 32-bit client key hash
  * @i: 1, 2, ...
  *
- * Return: fmix32(@hash ^ @i * 0x9e3779b9) (murmur3's 32-bit finalizer), a
- * bijection of @hash for each @i; as hard to predict as @hash itself.
+ * Return: fmix32(@hash ^ @i * 0x9e3779b9), a bijection of @hash for each
+ * @i; as hard to predict as @hash itself.
  */
 u32 maglev_rehash(u32 hash, u32 i)
 {
@@ -376,13 +307,10 @@ static char *maglev_put_ipv6(char *p, const u8 *a)
  * @addr_len: 4 or 16
  * @port: port number (host byte order)
  *
- * Writes "A.B.C.D:port" or "[IPv6]:port" and a terminating NUL, the port
- * in decimal and the address exactly as glibc's inet_ntop() prints it, so
- * that names taken from "ipvsadm -Ln" match the kernel's byte for byte:
- * RFC 5952 compression (the longest run of two or more zero groups, the
- * first of equal runs, lower-case hex without leading zeros), and dotted
- * decimal for the last 32 bits only in ::a.b.c.d and ::ffff:a.b.c.d.
- * The one formatter for the module and the userspace tools.
+ * Writes "A.B.C.D:port" or "[IPv6]:port" and a terminating NUL, the
+ * address exactly as glibc's inet_ntop() prints it, so that names taken
+ * from "ipvsadm -Ln" match the kernel's byte for byte (docs/specification.md,
+ * "Backend names").
  *
  * Return: length of the name without the NUL, or -EINVAL if @addr_len is
  * neither 4 nor 16, -ENOSPC if @buf is too small (then @buf holds an empty
@@ -416,11 +344,21 @@ int maglev_format_name(char *buf, size_t len, const void *addr,
 	return (int)(p - tmp);
 }
 
-static int maglev_name_cmp(const struct maglev_backend *a,
-			   const struct maglev_backend *b)
+/**
+ * maglev_backend_cmp() - the name order of backends
+ * @pa: a &struct maglev_backend
+ * @pb: another one
+ *
+ * Plain byte order of the names, a shorter name first when it is a prefix
+ * of the other.
+ *
+ * Return: <0, 0 or >0 as @pa's name sorts before, equals or sorts after
+ * @pb's.
+ */
+int maglev_backend_cmp(const void *pa, const void *pb)
 {
-	u32 n = min(a->name_len, b->name_len);
-	int r = memcmp(a->name, b->name, n);
+	const struct maglev_backend *a = pa, *b = pb;
+	int r = memcmp(a->name, b->name, min(a->name_len, b->name_len));
 
 	if (r)
 		return r;
@@ -429,26 +367,21 @@ static int maglev_name_cmp(const struct maglev_backend *a,
 	return a->name_len < b->name_len ? -1 : 1;
 }
 
-static int maglev_backend_cmp(const void *a, const void *b)
+/**
+ * maglev_sort_backends() - sort backends into name order
+ * @b: the backends, with their @priv
+ * @n: their number
+ *
+ * The order maglev_build() requires; each build sorts once.
+ */
+void maglev_sort_backends(struct maglev_backend *b, u32 n)
 {
-	return maglev_name_cmp(a, b);
-}
-
-static u32 maglev_gcd32(u32 a, u32 b)
-{
-	while (b) {
-		u32 t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
+	sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
 }
 
 /*
- * Turns per round from the weights (the "Turns" rule of maglev_table.h).
- * With @drain set, a draining backend (weight 0, drain_weight > 0) counts
- * with its drain_weight.
+ * Turns per round from the weights (docs/specification.md, "Turns").  With
+ * @drain set, a draining backend counts with its drain_weight.
  */
 static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 				 bool drain)
@@ -463,7 +396,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 			w = b[i].drain_weight;
 		b[i].turns = w;
 		if (w) {
-			g = maglev_gcd32(g, w);
+			g = gcd(g, w);
 			pos++;
 		}
 	}
@@ -476,27 +409,24 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	if (total <= size)
 		return;
 	/*
-	 * One round would not fit in the table: scale every backend's turns
-	 * by (M - P) / total, rounding down but keeping at least one turn.
-	 * Then sum(turns) <= M - P + P = M, a round fills nearly the whole
-	 * table, and the shares stay as close to the weights as a table of M
-	 * slots allows.  total < 65535 * 2^31 and turns * (M - P) < 2^54:
-	 * 64 bits suffice, and the quotient is below M.
+	 * One round would not fit: scale by (M - P) / total, keeping at least
+	 * one turn, so that a round takes at most M slots.  64 bits hold the
+	 * product (< 2^54) and the quotient is below M.
 	 */
 	for (i = 0; i < n; i++) {
 		u64 t;
 
 		if (!b[i].turns)
 			continue;
-		t = maglev_div64((u64)b[i].turns * (size - min(size, pos)),
-				 total);
+		t = div64_u64((u64)b[i].turns * (size - min(size, pos)),
+			      total);
 		b[i].turns = t ? (u32)t : 1;
 	}
 }
 
 /**
- * maglev_prepare() - validate and sort backends, derive offset/skip/turns
- * @b: backends; sorted in place by name
+ * maglev_prepare() - validate backends, derive offset, skip and turns
+ * @b: backends in name order (maglev_sort_backends())
  * @n: number of backends
  * @size: table size M
  * @why: if not NULL, set to a reason on error
@@ -504,15 +434,15 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
  * Turns are those of the primary fill: a draining backend counts with its
  * drain_weight.
  *
- * Return: 0, or -EINVAL (bad size, name or weight), -E2BIG (more backends
- * than slots or than %MAGLEV_MAX_BACKENDS; maglev_fit_size() gives a size
- * that fits), -EEXIST (duplicate name).
+ * Return: 0, or -EINVAL (bad size, name or weight, names out of order or
+ * duplicate), -E2BIG (more backends than slots or than
+ * %MAGLEV_MAX_BACKENDS; maglev_fit_size() gives a size that fits).
  */
-int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
-		   const char **why)
+VISIBLE_IF_KUNIT int maglev_prepare(struct maglev_backend *b, u32 n,
+				    u32 size, const char **why)
 {
 	u32 i;
-	int err;
+	int err, r;
 
 	err = maglev_check_size(size, why);
 	if (err)
@@ -526,6 +456,8 @@ int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 		return -E2BIG;
 	}
 	for (i = 0; i < n; i++) {
+		u32 h;
+
 		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX) {
 			maglev_set_why(why, "backend name must be 1 to 64 bytes");
 			return -EINVAL;
@@ -536,17 +468,13 @@ int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
 				       "backend weight must be 0 to 2147483647");
 			return -EINVAL;
 		}
-	}
-
-	maglev_sort(b, n, sizeof(*b), maglev_backend_cmp);
-
-	for (i = 0; i < n; i++) {
-		u32 h = maglev_fnv1a32(FNV32_BASIS, b[i].name, b[i].name_len);
-
-		if (i && !maglev_name_cmp(&b[i - 1], &b[i])) {
-			maglev_set_why(why, "duplicate backend name");
-			return -EEXIST;
+		r = i ? maglev_backend_cmp(&b[i - 1], &b[i]) : -1;
+		if (r >= 0) {
+			maglev_set_why(why, r ? "backends not in name order" :
+					    "duplicate backend name");
+			return -EINVAL;
 		}
+		h = maglev_fnv1a32(FNV32_BASIS, b[i].name, b[i].name_len);
 		b[i].offset = maglev_fnv1a32(h, "|offset", 7) % size;
 		b[i].skip = maglev_fnv1a32(h, "|skip", 5) % (size - 1) + 1;
 		b[i].slots = 0;
@@ -586,11 +514,9 @@ static u32 maglev_inverse_mod(u32 skip, u32 size)
 }
 
 /*
- * The tail of the fill.  Every slot a backend's walk has passed is owned
- * and stays owned, so its next slot is the empty slot e nearest along its
- * sequence, the one with the smallest (e - pos) * skip^-1 mod M.  This picks
- * exactly the slot the walk would reach, without the walk.  The slot leaves
- * the list of @nr_emptyp empty slots.
+ * The tail of the fill: the slot the walk would reach is the empty slot e
+ * with the smallest (e - pos) * skip^-1 mod M.  It leaves the list of
+ * @nr_emptyp empty slots.
  */
 static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 			    u32 *nr_emptyp, u32 size)
@@ -602,8 +528,9 @@ static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 	for (i = 0; i < nr_empty; i++) {
 		u32 delta = empty[i] >= c->pos ? empty[i] - c->pos :
 			    empty[i] + size - c->pos;
-		u32 d = maglev_mod64((u64)delta * c->inv, size);
+		u32 d;
 
+		div_u64_rem((u64)delta * c->inv, size, &d);
 		if (d < best_d) {
 			best_d = d;
 			best = i;
@@ -614,16 +541,10 @@ static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 	return e;
 }
 
-/*
- * The reschedule points.  Every loop counts its work (probes of a fill,
- * slots of the loops over the table) down from MAGLEV_RESCHED_STEPS and
- * gives the CPU up when it runs out, so no stretch between two calls of
- * maglev_cond_resched() is longer than MAGLEV_RESCHED_STEPS steps (plus the
- * at most TAIL_SLOTS of one tail claim).
- */
+/* Count @steps of work down from MAGLEV_RESCHED_STEPS; reschedule at 0. */
 static inline void maglev_spend(u32 *budget, u32 steps)
 {
-	maglev_count_steps(steps);
+	maglev_test_steps(steps);
 	if (unlikely(*budget <= steps)) {
 		maglev_cond_resched();
 		*budget = MAGLEV_RESCHED_STEPS;
@@ -646,10 +567,9 @@ static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
 }
 
 /*
- * Walk a backend's preference sequence to its first empty slot, one
- * probe per position examined.  The budget is checked against a count
- * kept in a register, one compare a probe; a walk that uses it up
- * reschedules in the middle.
+ * Walk a backend's preference sequence to its first empty slot.  The
+ * budget is checked against a count kept in a register, one compare a
+ * probe; a walk that uses it up reschedules in the middle.
  */
 static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
 			      u32 size, u64 *probes, u32 *budget)
@@ -662,7 +582,7 @@ static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
 			pos -= size;
 		if (unlikely(p == left)) {
 			*probes += p;
-			maglev_count_steps(p);
+			maglev_test_steps(p);
 			maglev_cond_resched();
 			left = MAGLEV_RESCHED_STEPS;
 			p = 0;
@@ -673,77 +593,6 @@ static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
 	*budget = left;
 	maglev_spend(budget, p);
 	return pos;
-}
-
-/* maglev_fill() with the caller's reschedule budget. */
-static u32 __maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b,
-			 u32 n, void *work, struct maglev_stats *st,
-			 u32 *budget)
-{
-	u64 *bm = (u64 *)((u8 *)work + maglev_slots_bytes(size));
-	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
-	u32 *empty = (u32 *)(cur + n);
-	u32 left = size, nr_empty = 0, i, k;
-	bool any = false, bad = false, tail = false;
-	u64 probes = 0;
-
-	memset(bm, 0, maglev_bitmap_bytes(size));
-	for (i = 0; i < n; i++) {
-		cur[i].pos = b[i].offset;
-		cur[i].skip = b[i].skip;
-		cur[i].inv = 0;
-		cur[i].turns = b[i].turns;
-		if (b[i].turns)
-			any = true;
-		if (b[i].offset >= size || !b[i].skip || b[i].skip >= size)
-			bad = true;
-	}
-	/* A composite size or a bad stride would leave slots unreachable. */
-	if (WARN_ON_ONCE(bad || !maglev_is_prime(size)))
-		any = false;
-	if (!any) {
-		memset(slot, 0xff, (size_t)size * sizeof(u16));
-		return 0;
-	}
-
-	for (;;) {
-		for (i = 0; i < n; i++) {
-			struct maglev_cursor *c = &cur[i];
-
-			for (k = 0; k < c->turns; k++) {
-				u32 pos;
-
-				if (likely(!tail)) {
-					pos = maglev_walk(bm, c, size, &probes,
-							  budget);
-				} else {
-					probes += nr_empty;
-					maglev_spend(budget, nr_empty);
-					pos = maglev_fill_tail(c, empty,
-							       &nr_empty, size);
-				}
-				maglev_set_bit(bm, pos);
-				slot[pos] = (u16)i;
-				/* Branch-free: the wrap is a coin toss. */
-				pos += c->skip;
-				c->pos = pos - (size & -(u32)(pos >= size));
-				if (!--left)
-					goto done;
-				if (unlikely(left == TAIL_SLOTS)) {
-					tail = true;
-					nr_empty = maglev_collect_empty(bm, size,
-									empty,
-									budget);
-				}
-			}
-		}
-	}
-done:
-	if (st) {
-		st->probes += probes;
-		st->fills++;
-	}
-	return size;
 }
 
 /**
@@ -757,26 +606,81 @@ done:
  *	the room for @size u16s
  * @st: if not NULL, the number of probes is added to it
  *
- * Round after round, each backend in array order takes its turns; on each
- * turn it claims the first empty slot of its preference sequence from where
- * it stopped.  This is the normative fill of seed 000 (with turns), made
- * faster with an occupancy bitmap and an exact shortcut for the last empty
- * slots; the result is identical to the plain fill.  With no turns at all
- * the table is empty (every slot %MAGLEV_NONE).
+ * The fill of docs/specification.md, with an occupancy bitmap and an exact
+ * shortcut for the last empty slots; the result is identical to the plain
+ * fill.  With no turns at all the table is empty.
  *
- * Context: in the kernel, calls cond_resched() every
- * %MAGLEV_RESCHED_STEPS probes (a table may have millions of slots) and
- * before it returns, so the caller must be able to sleep.
+ * Context: in the kernel, calls cond_resched() when it starts, every
+ * %MAGLEV_RESCHED_STEPS probes and before it returns, so the caller must be
+ * able to sleep.
  * Return: the number of slots filled: @size, or 0 for an empty table.
  */
-u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
-		void *work, struct maglev_stats *st)
+VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
+				 const struct maglev_backend *b, u32 n,
+				 void *work, struct maglev_stats *st)
 {
-	u32 budget = MAGLEV_RESCHED_STEPS;
-	u32 filled = __maglev_fill(slot, size, b, n, work, st, &budget);
+	u64 *bm = (u64 *)((u8 *)work + maglev_slots_bytes(size));
+	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
+	u32 *empty = (u32 *)(cur + n);
+	u32 budget = MAGLEV_RESCHED_STEPS, left = size, nr_empty = 0, i, k;
+	bool any = false, tail = false;
+	u64 probes = 0;
 
 	maglev_cond_resched();
-	return filled;
+	memset(bm, 0, maglev_bitmap_bytes(size));
+	for (i = 0; i < n; i++) {
+		cur[i].pos = b[i].offset;
+		cur[i].skip = b[i].skip;
+		cur[i].inv = 0;
+		cur[i].turns = b[i].turns;
+		if (b[i].turns)
+			any = true;
+	}
+	if (!any) {
+		memset(slot, 0xff, (size_t)size * sizeof(u16));
+		goto out;
+	}
+
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			struct maglev_cursor *c = &cur[i];
+
+			for (k = 0; k < c->turns; k++) {
+				u32 pos;
+
+				if (likely(!tail)) {
+					pos = maglev_walk(bm, c, size, &probes,
+							  &budget);
+				} else {
+					probes += nr_empty;
+					maglev_spend(&budget, nr_empty);
+					pos = maglev_fill_tail(c, empty,
+							       &nr_empty, size);
+				}
+				maglev_set_bit(bm, pos);
+				slot[pos] = (u16)i;
+				/* Branch-free: the wrap is a coin toss. */
+				pos += c->skip;
+				c->pos = pos - (size & -(u32)(pos >= size));
+				if (!--left)
+					goto done;
+				if (unlikely(left == MAGLEV_TAIL_SLOTS)) {
+					tail = true;
+					nr_empty = maglev_collect_empty(bm, size,
+									empty,
+									&budget);
+				}
+			}
+		}
+	}
+done:
+	if (st) {
+		st->probes += probes;
+		st->fills++;
+	}
+out:
+	maglev_cond_resched();
+	return size - left;
 }
 
 /*
@@ -786,7 +690,7 @@ u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
 static u32 maglev_pack_header(struct maglev_table *t, u32 size, u32 n,
 			      u32 filled)
 {
-	u32 width = filled ? maglev_slot_width(n) : 0;
+	u32 width = filled ? order_base_2(n) : 0;
 
 	t->size = size;
 	t->nr_backends = n;
@@ -835,8 +739,7 @@ static void maglev_pack_end(struct maglev_packer *pk,
 
 /*
  * Pack @size owners (all below @n, or all MAGLEV_NONE when @filled is 0)
- * into @t as "Packed slots" of maglev_table.h describes.  Sets every field
- * but the digest.
+ * into @t.  Sets every field but the digest.
  */
 static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
 			u32 n, u32 filled, u32 *budget)
@@ -854,10 +757,9 @@ static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
 }
 
 /*
- * The last pass of a build, one pass over the @size owners in @slot: the
- * digest of maglev_table.h into @t, each backend's slot count, and the
- * packed slots (maglev_pack()).  Four slots at a time, a digest group, and
- * the last, partial group one slot at a time.
+ * The last pass of a build over the @size owners in @slot: the digest, each
+ * backend's slot count and the packed slots (maglev_pack()).  Four slots at
+ * a time, a digest group, and the last, partial group one slot at a time.
  */
 static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 			  struct maglev_backend *b, u32 n, u32 filled,
@@ -910,45 +812,6 @@ static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 	t->digest = d;
 }
 
-/**
- * maglev_digest() - 64-bit digest of a table
- * @t: table
- * @b: its backends, in name order
- * @n: number of backends
- *
- * Computed as described in include/maglev_table.h, over the slots' owners
- * whatever their packing, so that the kernel and maglev-sim print the same
- * value for the same backend set.
- *
- * Context: in the kernel, may sleep (cond_resched()).
- * Return: the digest.
- */
-u64 maglev_digest(const struct maglev_table *t,
-		  const struct maglev_backend *b, u32 n)
-{
-	u64 d = maglev_mix64(DIGEST_TAG ^ t->size);
-	u32 budget = MAGLEV_RESCHED_STEPS, i, s;
-
-	d = maglev_mix64(d ^ n);
-	for (i = 0; i < n; i++)
-		d = maglev_hash(b[i].name, b[i].name_len, d);
-	for (s = 0; s < t->size; s += 4) {
-		u64 w = 0;
-		u32 j;
-
-		maglev_spend(&budget, 4);
-		for (j = 0; j < 4; j++) {
-			u64 v = s + j < t->size ? maglev_table_get(t, s + j) :
-				0xffff;
-
-			w |= v << (16 * j);
-		}
-		d = maglev_mix64(d ^ w);
-	}
-	maglev_cond_resched();
-	return d;
-}
-
 static bool maglev_is_draining(const struct maglev_backend *b)
 {
 	return !b->weight && b->drain_weight;
@@ -958,7 +821,7 @@ static bool maglev_is_draining(const struct maglev_backend *b)
  * maglev_build() - build a complete table from a set of backends
  * @t: table to build, maglev_table_bytes(@size, @n) bytes
  * @size: table size M
- * @b: backends in any order; sorted in place by name, and offset, skip,
+ * @b: backends in name order (maglev_sort_backends()); their offset, skip,
  *	turns and slots are set
  * @n: number of backends, 0 for an empty table
  * @work: scratch area of maglev_work_bytes(@size, @n) bytes
@@ -985,8 +848,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 	if (err)
 		return err;
 
-	filled = __maglev_fill(slot, size, b, n, work, st, &budget);
-
+	filled = maglev_fill(slot, size, b, n, work, st);
 	for (i = 0; i < n; i++)
 		if (maglev_is_draining(&b[i]))
 			drain = true;
@@ -999,7 +861,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 */
 		maglev_pack(t, slot, size, n, filled, &budget);
 		maglev_compute_turns(b, n, size, false);
-		filled = __maglev_fill(slot, size, b, n, work, st, &budget);
+		filled = maglev_fill(slot, size, b, n, work, st);
 		for (s = 0; s < size; s++) {
 			u32 o = maglev_table_get(t, s);
 
@@ -1069,7 +931,7 @@ u32 maglev_churn(const struct maglev_table *old,
 	for (i = 0; i < on; i++) {
 		int r = 1;
 
-		while (j < nn && (r = maglev_name_cmp(&nb[j], &ob[i])) < 0)
+		while (j < nn && (r = maglev_backend_cmp(&nb[j], &ob[i])) < 0)
 			j++;
 		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
 	}

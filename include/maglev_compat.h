@@ -11,10 +11,11 @@
 
 #ifdef __KERNEL__
 
-#include <linux/bug.h>
 #include <linux/compiler.h>
 #include <linux/errno.h>
+#include <linux/gcd.h>
 #include <linux/limits.h>
+#include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/sched.h>
@@ -25,45 +26,12 @@
 
 #include <asm/byteorder.h>
 
-static inline void maglev_sort(void *base, size_t num, size_t size,
-			       int (*cmp)(const void *, const void *))
-{
-	sort(base, num, size, cmp, NULL);
-}
+#include <kunit/visibility.h>
 
-/* x mod m for a 64-bit x and a 32-bit m; plain % is not on every arch. */
-static inline u32 maglev_mod64(u64 x, u32 m)
-{
-	u32 rem;
-
-	div_u64_rem(x, m, &rem);
-	return rem;
-}
-
-/* x / m for 64-bit x and m (no __udivdi3 on 32-bit arches). */
-static inline u64 maglev_div64(u64 x, u64 m)
-{
-	return div64_u64(x, m);
-}
-
+/* The KUnit build counts the work between reschedule points. */
 #ifdef MAGLEV_KUNIT
-/*
- * The KUnit build counts the work between reschedule points
- * (kunit/maglev_table_test.c defines these); see MAGLEV_RESCHED_TEST below.
- */
-void maglev_test_steps(u32 steps);
-void maglev_test_resched(void);
 #define MAGLEV_RESCHED_TEST
 #endif
-
-/* Long fills (M up to 5000011) give the CPU up now and then. */
-static inline void maglev_cond_resched(void)
-{
-	cond_resched();
-#ifdef MAGLEV_RESCHED_TEST
-	maglev_test_resched();
-#endif
-}
 
 #else /* userspace */
 
@@ -117,36 +85,45 @@ typedef __s64 s64;
 	_a > _b ? _a : _b;		\
 })
 
-static inline u32 maglev_mod64(u64 x, u32 m)
+/* Every test sees the functions the kernel shows only to KUnit. */
+#define VISIBLE_IF_KUNIT
+
+static inline u64 div_u64_rem(u64 x, u32 m, u32 *rem)
 {
-	return (u32)(x % m);
+	*rem = (u32)(x % m);
+	return x / m;
 }
 
-static inline u64 maglev_div64(u64 x, u64 m)
+static inline u64 div64_u64(u64 x, u64 m)
 {
 	return x / m;
 }
 
-/*
- * A host test built with -DMAGLEV_RESCHED_TEST defines these to count the
- * work between reschedule points.
- */
-#ifdef MAGLEV_RESCHED_TEST
-void maglev_test_steps(u32 steps);
-void maglev_test_resched(void);
-#endif
-
-static inline void maglev_cond_resched(void)
+static inline unsigned long gcd(unsigned long a, unsigned long b)
 {
-#ifdef MAGLEV_RESCHED_TEST
-	maglev_test_resched();
-#endif
+	while (b) {
+		unsigned long t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
 }
 
-static inline void maglev_sort(void *base, size_t num, size_t size,
-			       int (*cmp)(const void *, const void *))
+static inline u32 order_base_2(u32 n)
 {
+	return n > 1 ? 32 - __builtin_clz(n - 1) : 0;
+}
+
+static inline void sort(void *base, size_t num, size_t size,
+			int (*cmp)(const void *, const void *), void *swap)
+{
+	(void)swap;
 	qsort(base, num, size, cmp);
+}
+
+static inline void cond_resched(void)
+{
 }
 
 /* lib/siphash.c's interface; tools/siphash.c implements it for userspace. */
@@ -174,17 +151,30 @@ u32 hsiphash_4u32(u32 a, u32 b, u32 c, u32 d, const hsiphash_key_t *key);
 #endif /* __KERNEL__ */
 
 /*
- * The algorithm reports its work here, @steps probes or slots at a time,
- * and calls maglev_cond_resched() at least every MAGLEV_RESCHED_STEPS of
- * them; only a test build (MAGLEV_RESCHED_TEST) looks.
+ * The algorithm reports its work, @steps probes or slots at a time, and
+ * each reschedule point; a test build (the KUnit suite, or a host test
+ * built with -DMAGLEV_RESCHED_TEST) defines these to measure the stretches
+ * between them.
  */
-static inline void maglev_count_steps(u32 steps)
-{
 #ifdef MAGLEV_RESCHED_TEST
-	maglev_test_steps(steps);
+void maglev_test_steps(u32 steps);
+void maglev_test_resched(void);
 #else
+static inline void maglev_test_steps(u32 steps)
+{
 	(void)steps;
+}
+
+static inline void maglev_test_resched(void)
+{
+}
 #endif
+
+/* Long fills (M up to 5000011) give the CPU up now and then. */
+static inline void maglev_cond_resched(void)
+{
+	cond_resched();
+	maglev_test_resched();
 }
 
 /* Little-endian loads from unaligned memory, one instruction on x86. */

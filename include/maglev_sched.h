@@ -323,7 +323,6 @@ void maglev_cache_put(struct maglev_cache *c);
 void maglev_cache_ready(struct maglev_service *ms);
 void maglev_cache_cancel(struct maglev_service *ms);
 void maglev_cache_work(struct work_struct *work);
-void maglev_sort_backends(struct maglev_backend *be, u32 nr);
 u64 maglev_inputs_hash(u32 size, const struct maglev_backend *be, u32 nr);
 struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
 					const struct maglev_backend *be,

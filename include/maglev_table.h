@@ -1,166 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * maglev_table.h - Maglev lookup table (Eisenbud et al., NSDI 2016).
- *
- * The algorithm lives in maglev_table.c and compiles unchanged into the
- * kernel module and into userspace programs (maglev-sim, the host tests, the
- * benchmark).  It never allocates: the caller supplies the table and a
- * scratch area sized by maglev_table_bytes() and maglev_work_bytes(), so the
- * kernel can build a new table off to the side and publish it with one
- * pointer swap.
- *
- * Specification (normative; another implementation following it produces
- * bit-identical tables and digests):
- *
- * h32(s) is 32-bit FNV-1a: h = 2166136261; for each byte c: h ^= c,
- * h *= 16777619 (mod 2^32).  mix(x) is murmur3's fmix64 (mod 2^64):
- * x ^= x >> 33; x *= 0xff51afd7ed558ccd; x ^= x >> 33;
- * x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33.
- *
- * Backend names: a backend is a name of 1..MAGLEV_NAME_MAX bytes and a
- * weight 0..2147483647 (INT_MAX, the range IPVS accepts).  The IPVS
- * scheduler names a destination "A.B.C.D:port" or "[IPv6]:port", port in
- * decimal without leading zeros, the address exactly as glibc's inet_ntop()
- * prints it (see maglev_format_name()): IPv6 in lower-case hex without
- * leading zeros, the longest run of two or more zero groups replaced by
- * "::" (the first of equally long runs), and the last 32 bits in dotted
- * decimal only for ::a.b.c.d (IPv4-compatible: the first 96 bits zero and
- * the 16 bits after them not) and ::ffff:a.b.c.d (IPv4-mapped: the first
- * 80 bits zero, the next 16 bits all ones).  ISATAP and other embedded
- * IPv4 addresses are printed in hex like any other address.
- *
- * Table size: M is a prime from MAGLEV_SIZE_MIN to MAGLEV_SIZE_MAX, and
- * at least the number N of backends (all of them, weight 0 included, so
- * that draining never changes M).  The default is MAGLEV_SIZE_DEFAULT =
- * 65537, the paper's.  M never changes with N: a configured prime below N
- * is replaced by the smallest prime >= N (maglev_fit_size(); the callers
- * apply it, and maglev_build() refuses N > M), which is the only way N
- * changes M.  N <= MAGLEV_MAX_BACKENDS = 65535, and the smallest prime
- * >= 65535 is 65537, so the fitted size is always valid.
- * For a table size M:
- *   offset = h32(name "|offset") % M
- *   skip   = h32(name "|skip") % (M - 1) + 1
- * and its preference sequence is offset + j * skip (mod M), j = 0, 1, ...
- *
- * Effective weight: in the primary fill a backend's effective weight is
- * its weight, or its drain_weight when it is draining (weight 0 and
- * drain_weight > 0, see "Draining"); in the secondary fill of a draining
- * build it is its weight (0 for the draining backends).  A backend whose
- * effective weight is 0 takes no turns in that fill.
- *
- * Turns (the weight scaling rule, exact integer arithmetic): let w_i be the
- * effective weights, P the number of positive ones, g their gcd and
- * q_i = w_i / g.  If T = sum(q_i) <= M, backend i takes q_i turns per
- * round: weights whose reduced sum fits in the table are used exactly.
- * Otherwise backend i takes max(floor(q_i * (M - P) / T), 1) turns (0 for
- * q_i = 0; the product is below 2^54 and T below 2^47, so 64 bits hold
- * both; with P >= M every positive backend takes one turn).  Then a round
- * never exceeds M slots (sum <= M - P + P), it leaves at most 2P slots to
- * the next round, and every positive weight gets at least one slot:
- * weights of any size up to INT_MAX are scaled into the table's range with
- * their ratios kept as exactly as M slots allow.
- *
- * Fill: backends take their turns in plain byte order of their names
- * (memcmp, a shorter name first when it is a prefix), round after round; a
- * backend with t turns claims t slots in a row.  On each turn the backend
- * walks its preference sequence from where it stopped and claims the first
- * empty slot.  The fill stops when every slot is owned.  If no backend has
- * a turn, the table is empty: every slot is owned by none.  A table is
- * thus either fully owned or entirely empty; draining keeps this (below).
- *
- * Draining: a backend with weight 0 and a non-zero drain_weight keeps the
- * slots it would own with weight drain_weight (the primary fill), except
- * that each of them is handed to the owner of the same slot in the table
- * built without the draining backends (the secondary fill: the same
- * backends, offsets and skips, the draining ones with no turns).  So only
- * keys that mapped to a draining backend move, and restoring drain_weight
- * gives back the previous table exactly.  A primary fill that is empty is
- * the table (no secondary fill).  The secondary fill is empty only when
- * every backend with a turn in the primary fill is draining; then every
- * slot was a draining backend's and the table is empty, never partly
- * owned.
- *
- * Digest (64 bits):
- *   d = mix(0x6d61676c65760001 ^ M); d = mix(d ^ N);
- *   for each backend in name order: d = maglev_hash(name, name_len, d);
- *   for each group of four slots (the last one padded with 0xffff):
- *     d = mix(d ^ (s0 | s1 << 16 | s2 << 32 | s3 << 48))
- * where s is the owner's index in name order, 0xffff for none.
- *
- * maglev_hash(data, len, seed), used by the digest, for len bytes:
- *   h = seed ^ (len * 0x9e3779b97f4a7c15 mod 2^64);
- *   for i = 0, 8, 16, ... while i < len (once, with i = 0, for len 0):
- *     c = the bytes i..i+7 as a little-endian number, the bytes past
- *         the end taken as 0;
- *     h = mix(h ^ c)
- * and the result is h.
- *
- * Client key hash (lookups; keyed so that clients cannot aim at a
- * server): hash = hsiphash(key bytes), a 32-bit number: the kernel's
- * hsiphash (lib/siphash.c, the PRF it keeps for hash tables, which ip_vs_mh
- * uses too) under the 128-bit hash key K: 16 bytes, written as 32 hex
- * digits K[0] first.  The default K is 16 zero bytes: a fleet agrees out of
- * the box, and anyone can compute the choices; a fleet sets its own secret
- * K.  Tables do not depend on K.  hsiphash has two forms:
- *   64-bit kernels: SipHash-1-3 (Aumasson and Bernstein's SipHash with one
- *     compression and three finalization rounds) with k0 = K[0..7] and
- *     k1 = K[8..15], each read as a little-endian number; the hash is the
- *     low 32 bits of its 64-bit output (v0 ^ v1 ^ v2 ^ v3).
- *   32-bit kernels: HalfSipHash-1-3 (the same on 32-bit words, 64-bit key,
- *     32-bit output v1 ^ v3) with k0 = K[0..3] and k1 = K[8..11], each
- *     read as a little-endian number: the low halves of the 64-bit form's
- *     k0 and k1, which is what hsiphash_key_t's unsigned longs keep.
- * The two forms give different hashes: load balancers agree on the tables
- * whatever their word size, on client choices only with the same one.
- * maglev-sim computes the 64-bit form, with -32 the 32-bit one.
- *
- * The IPVS scheduler's client key is a string of whole 32-bit words, the
- * address and the port as they travel (network byte order), the port
- * padded with two zero bytes; an IPv6 address is never folded:
- *   IPv4                 address                        4 bytes
- *   IPv4 with flag-2     address, port, 00 00           8 bytes
- *   IPv6                 address                       16 bytes
- *   IPv6 with flag-2     address, port, 00 00          20 bytes
- * It calls the kernel's typed helpers on the words w0, w1, ... (bytes
- * 4i..4i+3 read as a little-endian number, on any CPU):
- * hsiphash_1u32(w0), hsiphash_2u32(w0, w1), hsiphash_4u32(w0, .., w3), and
- * for the 20 bytes (there is no 5-word helper) hsiphash() of them; each
- * equals hsiphash() of the key's bytes.
- *
- * Fallback rehash i (i = 1, 2, ...) of a client hash h (maglev_rehash()):
- *   fmix32(h ^ (i * 0x9e3779b9 mod 2^32)), with murmur3's fmix32 (mod
- *   2^32): x ^= x >> 16; x *= 0x85ebca6b; x ^= x >> 13; x *= 0xc2b2ae35;
- *   x ^= x >> 16.  A bijection of h for each i.
- *
- * Key fingerprint (shown instead of K): the upper 32 bits of SipHash-2-4
- * (the reference algorithm, 64-bit output, the kernel's siphash()) of the
- * 24 ASCII bytes "ip_vs_maglev fingerprint" under the whole key K, k0 =
- * K[0..7] and k1 = K[8..15] little-endian, as 8 lower-case hex digits, on
- * every word size.  The default key's fingerprint is printed by maglev-sim.
- *
- * Churn between a previous and a new table: the number of slots whose
- * owner, compared by name with "none" an owner of its own, differs.  A slot
- * that gains or loses its owner counts, so going from a non-empty table to
- * an empty one (the last backend removed, or the last weight set to 0 with
- * no draining weight left) counts every slot: M.  With no previous table
- * every owned slot of the new one counts; when the size changed, every slot
- * of the new table counts (M), unless both tables are empty (0).
- *
- * Lookup: slot = (h * M) >> 32 (64-bit product) for the 32-bit client
- * key hash h, and the slot's owner.
- *
- * Packed slots (the in-memory layout; not part of the digest, which is
- * over the owners): a table of N >= 2 backends stores each slot's owner
- * index in exactly W = ceil(log2 N) bits, 1 to 16, as one little-endian bit
- * string: slot s is bits s * W .. s * W + W - 1, bit k being bit k % 8 of
- * byte k / 8.  A lookup loads the 4 bytes from byte s * W / 8 on (one
- * unaligned little-endian load: s * W % 8 + W <= 23 bits fit), shifts by
- * s * W % 8 and masks; so the slot bytes are floor((M - 1) * W / 8) + 4,
- * the bytes past the last slot's zero.  A table of one backend (W = 0) and
- * an empty table store no slots: 4 bytes that every lookup reads, 0 (the
- * only backend) or 0xffff (MAGLEV_NONE) with a mask of 0xffff and a
- * multiplier of 0, so the lookup stays the same branch-free
- * le32(byte + ((h * mul) >> 32) * W / 8) >> (bit % 8) & mask.
+ * maglev_table.h - Maglev lookup table (Eisenbud et al., NSDI 2016): the API
+ * of maglev_table.c, which compiles unchanged into the kernel module and
+ * into userspace programs.  docs/specification.md is the normative
+ * specification of the tables, digests and hashes.
  */
 #ifndef _MAGLEV_TABLE_H
 #define _MAGLEV_TABLE_H
@@ -170,31 +13,20 @@
 #define MAGLEV_NAME_MAX		64
 #define MAGLEV_SIZE_MIN		251
 #define MAGLEV_SIZE_MAX		5000011
-/* The paper's size; every node of a fleet agrees on it unconfigured. */
 #define MAGLEV_SIZE_DEFAULT	65537
-/* IPVS weights, 0..INT_MAX; "Turns" above scales them into the table. */
-#define MAGLEV_WEIGHT_MAX	2147483647U
+#define MAGLEV_WEIGHT_MAX	2147483647U	/* INT_MAX, as IPVS */
 /* Backend indices fit 16 bits; 0xffff means "no backend". */
 #define MAGLEV_MAX_BACKENDS	65535
 #define MAGLEV_NONE		0xffffU
 /*
- * The build gives the CPU up (maglev_cond_resched()) at least every
- * MAGLEV_RESCHED_STEPS steps of work, a step being one probe of a fill or
- * one slot of a loop over the table; one claim of the fill's tail counts
- * its up to MAGLEV_TAIL_SLOTS steps at once, so no stretch exceeds
- * MAGLEV_RESCHED_STEPS + MAGLEV_TAIL_SLOTS steps.  About 0.2 ms.  The
- * functions that loop over a table (maglev_fill(), maglev_build(),
- * maglev_digest(), maglev_churn()) also end at a reschedule point, so that
- * the stretches of two calls in a row do not add up.
+ * Work between two reschedule points, in probes of a fill or slots of a
+ * pass over the table (about 0.2 ms), and the empty slots left when the
+ * fill stops walking (docs/specification.md, "How maglev_table.c
+ * implements it").
  */
 #define MAGLEV_RESCHED_STEPS	65536U
 #define MAGLEV_TAIL_SLOTS	128U
-
-/*
- * Longest name maglev_format_name() writes, without the terminating NUL:
- * "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" (the dotted forms
- * start with "::" and are shorter).
- */
+/* Longest name maglev_format_name() writes, without the NUL. */
 #define MAGLEV_ADDR_NAME_MAX	47
 
 /**
@@ -205,9 +37,8 @@
  * @weight: 0..MAGLEV_WEIGHT_MAX; 0 means no slots (drained, or added
  *	with weight 0)
  * @drain_weight: 0..MAGLEV_WEIGHT_MAX; with @weight 0, the weight whose
- *	slots the backend hands over to the others (see "Draining" above);
- *	0 for none
- * @priv: caller's cookie, carried along when maglev_build() sorts backends
+ *	slots the backend hands over to the others (draining); 0 for none
+ * @priv: caller's cookie, carried along by maglev_sort_backends()
  * @offset: start of the preference sequence (output of maglev_build(),
  *	input of maglev_fill())
  * @skip: stride of the preference sequence, 1..M-1 (as @offset)
@@ -236,8 +67,8 @@ struct maglev_backend {
  * @width: bits per slot W, ceil(log2 N) from 1 to 16; 0 for a table of one
  *	backend or an empty one, which store no slots
  * @mask: (1 << @width) - 1; 0xffff when @width is 0
- * @byte: the packed slots ("Packed slots" above), maglev_slot_bytes()
- *	bytes
+ * @byte: the packed slots, W bits each (docs/specification.md, "Packed
+ *	slots")
  *
  * Build it with maglev_build() into maglev_table_bytes(M, N) bytes; read
  * it with maglev_lookup() and maglev_table_get().
@@ -263,11 +94,8 @@ struct maglev_stats {
 	u32 fills;
 };
 
-bool maglev_is_prime(u32 n);
 int maglev_check_size(u32 size, const char **why);
 u32 maglev_fit_size(u32 size, u32 nr_backends);
-u32 maglev_slot_width(u32 nr_backends);
-size_t maglev_slot_bytes(u32 size, u32 nr_backends);
 size_t maglev_table_bytes(u32 size, u32 nr_backends);
 size_t maglev_work_bytes(u32 size, u32 nr_backends);
 size_t maglev_churn_bytes(u32 on);
@@ -277,18 +105,24 @@ u32 maglev_rehash(u32 hash, u32 i);
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port);
 
-int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
-		   const char **why);
-u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
-		void *work, struct maglev_stats *st);
+int maglev_backend_cmp(const void *a, const void *b);
+void maglev_sort_backends(struct maglev_backend *b, u32 n);
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why);
-u64 maglev_digest(const struct maglev_table *t,
-		  const struct maglev_backend *b, u32 n);
 u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_backend *ob, u32 on,
 		 const struct maglev_table *new,
 		 const struct maglev_backend *nb, u32 nn, void *work);
+
+/* The steps of maglev_build(), for the tests (VISIBLE_IF_KUNIT). */
+#if !defined(__KERNEL__) || defined(CONFIG_KUNIT) || \
+	defined(CONFIG_KUNIT_MODULE)
+bool maglev_is_prime(u32 n);
+int maglev_prepare(struct maglev_backend *b, u32 n, u32 size,
+		   const char **why);
+u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
+		void *work, struct maglev_stats *st);
+#endif
 
 /* Bytes of a hash key, and the message its fingerprint is computed over. */
 #define MAGLEV_KEY_BYTES	16
@@ -300,10 +134,8 @@ u32 maglev_churn(const struct maglev_table *old,
  * @len: number of bytes
  * @key: the hash key (maglev_hkey_from_bytes())
  *
- * The scheduler's own keys go through maglev_hash_ip4() and its siblings,
- * which give the same hash for their byte strings without a buffer.
- *
- * Return: hsiphash() of @data under @key.
+ * Return: hsiphash() of @data under @key; maglev_hash_ip4() and its
+ * siblings give the same for their keys without a buffer.
  */
 static inline u32 maglev_key_hash(const void *data, size_t len,
 				  const hsiphash_key_t *key)
@@ -422,41 +254,12 @@ static inline void maglev_hkey_from_bytes(hsiphash_key_t *key, const u8 *b)
 }
 
 /**
- * maglev_slot_of() - slot a key hash falls in
- * @t: table
- * @hash: 32-bit client key hash (maglev_key_hash())
- *
- * Return: (@hash * M) >> 32, a slot index below M.
- */
-static inline u32 maglev_slot_of(const struct maglev_table *t, u32 hash)
-{
-	return (u32)(((u64)hash * t->size) >> 32);
-}
-
-/**
- * maglev_lookup() - backend index for a client hash
- * @t: table
- * @hash: 32-bit client key hash (maglev_key_hash())
- *
- * Branch-free: a multiply for the slot and one for its bit, one unaligned
- * load, a shift and a mask.  A table without slot storage (one backend, or
- * empty) has a multiplier and a width of 0, so every hash reads its one
- * word.
- *
- * Return: the owner of slot maglev_slot_of(@t, @hash), its index in name
- * order, or %MAGLEV_NONE if the table is empty (@t->nr_filled == 0).
- */
-static inline u32 maglev_lookup(const struct maglev_table *t, u32 hash)
-{
-	u32 bit = (u32)(((u64)hash * t->mul) >> 32) * t->width;
-
-	return maglev_le32(t->byte + bit / 8) >> (bit % 8) & t->mask;
-}
-
-/**
  * maglev_table_get() - owner of a slot
  * @t: table
  * @slot: slot index, below @t->size
+ *
+ * One unaligned load, a shift and a mask.  A table without slot storage
+ * (one backend, or empty) has a width of 0: every slot reads its one word.
  *
  * Return: the owner's index in name order, or %MAGLEV_NONE if the table
  * is empty.
@@ -466,6 +269,21 @@ static inline u32 maglev_table_get(const struct maglev_table *t, u32 slot)
 	u32 bit = slot * t->width;
 
 	return maglev_le32(t->byte + bit / 8) >> (bit % 8) & t->mask;
+}
+
+/**
+ * maglev_lookup() - backend index for a client hash
+ * @t: table
+ * @hash: 32-bit client key hash
+ *
+ * Branch-free: the slot is (@hash * M) >> 32, with a multiplier of 0 for a
+ * table without slot storage.
+ *
+ * Return: the slot's owner, as maglev_table_get().
+ */
+static inline u32 maglev_lookup(const struct maglev_table *t, u32 hash)
+{
+	return maglev_table_get(t, (u32)(((u64)hash * t->mul) >> 32));
 }
 
 #endif /* _MAGLEV_TABLE_H */

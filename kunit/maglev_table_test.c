@@ -75,8 +75,8 @@ static u32 test_width(u32 n)
 }
 
 /*
- * The owner of @slot as "Packed slots" of maglev_table.h lays it out,
- * read without maglev_table_get().
+ * The owner of @slot as "Packed slots" of docs/specification.md lays it
+ * out, read without maglev_table_get().
  */
 static u32 test_owner(const struct maglev_table *t, u32 slot)
 {
@@ -106,16 +106,52 @@ static u32 build_unpack(struct build *bd)
 	return bad;
 }
 
+static u64 test_mix(u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The digest of the specification, over the owners test_owner() reads. */
+static u64 test_digest(const struct maglev_table *t,
+		       const struct maglev_backend *b, u32 n)
+{
+	u64 d = test_mix(0x6d61676c65760001ULL ^ t->size);
+	u32 i, s, j;
+
+	d = test_mix(d ^ n);
+	for (i = 0; i < n; i++)
+		d = maglev_hash(b[i].name, b[i].name_len, d);
+	for (s = 0; s < t->size; s += 4) {
+		u64 g = 0;
+
+		for (j = 0; j < 4; j++) {
+			u64 o = s + j < t->size ? test_owner(t, s + j) : 0xffff;
+
+			g |= o << (16 * j);
+		}
+		d = test_mix(d ^ g);
+	}
+	return d;
+}
+
 static void name_ip(struct maglev_backend *b, u32 i)
 {
 	b->name_len = scnprintf(b->name, sizeof(b->name), "10.%u.%u.%u:80",
 				i >> 16 & 255, i >> 8 & 255, i & 255);
 }
 
+/* Sort the backends and build, as every caller does. */
 static int build_run(struct build *bd)
 {
-	int err = maglev_build(bd->t, bd->size, bd->b, bd->n, bd->work, NULL,
-			       NULL);
+	int err;
+
+	maglev_sort_backends(bd->b, bd->n);
+	err = maglev_build(bd->t, bd->size, bd->b, bd->n, bd->work, NULL, NULL);
 
 	if (!err && build_unpack(bd))
 		return -EPROTO;	/* maglev_table_get() is not the layout */
@@ -194,8 +230,9 @@ static void maglev_sequence_permutation_test(struct kunit *test)
 	u32 step = m > 1000 ? 4099 : 1, skip, j;
 
 	for (skip = 1; skip < m; skip += step) {
-		u32 pos = maglev_mod64((u64)skip * 31, m);
+		u32 pos;
 
+		div_u64_rem((u64)skip * 31, m, &pos);
 		bitmap_zero(seen, m);
 		for (j = 0; j < m; j++) {
 			__set_bit(pos, seen);
@@ -370,6 +407,7 @@ static void maglev_too_many_backends_test(struct kunit *test)
 		name_ip(&bd->b[i], i);
 		bd->b[i].weight = 1;
 	}
+	maglev_sort_backends(bd->b, 252);
 	KUNIT_ASSERT_EQ(test, maglev_build(bd->t, 251, bd->b, 251, bd->work,
 					   NULL, &why), 0);
 	digest = bd->t->digest;
@@ -377,7 +415,7 @@ static void maglev_too_many_backends_test(struct kunit *test)
 					   NULL, &why), -E2BIG);
 	KUNIT_EXPECT_NOT_NULL(test, why);
 	KUNIT_EXPECT_EQ(test, bd->t->digest, digest);
-	KUNIT_EXPECT_EQ(test, maglev_digest(bd->t, bd->b, 251), digest);
+	KUNIT_EXPECT_EQ(test, test_digest(bd->t, bd->b, 251), digest);
 }
 
 /* No backends, or only weight 0: every lookup reports no backend. */
@@ -484,9 +522,9 @@ static void plain_fill(u16 *slot, u32 m, const struct maglev_backend *b,
 
 				do {
 					/* no u64 % on 32-bit kernels */
-					pos = maglev_mod64((u64)b[i].offset +
-							   (u64)next[i] *
-							   b[i].skip, m);
+					div_u64_rem((u64)b[i].offset +
+						    (u64)next[i] * b[i].skip,
+						    m, &pos);
 					next[i]++;
 				} while (slot[pos] != MAGLEV_NONE);
 				slot[pos] = i;
@@ -808,8 +846,8 @@ KUNIT_ARRAY_PARAM(width, width_cases, width_desc);
 /*
  * Every slot width against the plain fill: the packed owners are the
  * plain fill's (with the drain rule applied to two plain fills), the
- * table is as large as maglev_table_bytes() says, and lookups read the
- * slot maglev_slot_of() names.
+ * table is as large as maglev_table_bytes() says, and lookups read slot
+ * (hash * M) >> 32.
  */
 static void maglev_width_test(struct kunit *test)
 {
@@ -830,7 +868,7 @@ static void maglev_width_test(struct kunit *test)
 		bd->b[d].weight = 0;
 	}
 	KUNIT_ASSERT_EQ(test, build_run(bd), 0);
-	KUNIT_EXPECT_EQ(test, maglev_slot_width(c->n), c->width);
+	KUNIT_EXPECT_EQ(test, test_width(c->n), c->width);
 	KUNIT_EXPECT_EQ(test, (u32)bd->t->width, c->width);
 	KUNIT_EXPECT_EQ(test, bd->t->nr_filled, c->size);
 	/* The last slot's 4-byte load ends the slot bytes. */
@@ -860,15 +898,15 @@ static void maglev_width_test(struct kunit *test)
 	for (i = 0, bad = 0; i < 4096; i++) {
 		u32 h = lcg(&state) << 1 ^ lcg(&state);
 
-		bad += maglev_lookup(bd->t, h) != ref[maglev_slot_of(bd->t, h)];
+		bad += maglev_lookup(bd->t, h) !=
+		       ref[(u32)(((u64)h * c->size) >> 32)];
 	}
 	KUNIT_EXPECT_EQ_MSG(test, bad, 0U, "lookups reading the wrong slot");
 	KUNIT_EXPECT_EQ(test, maglev_lookup(bd->t, 0), (u32)ref[0]);
 	KUNIT_EXPECT_EQ(test, maglev_lookup(bd->t, U32_MAX),
 			(u32)ref[c->size - 1]);
 	/* The digest is over the owners: recomputed from the packed table. */
-	KUNIT_EXPECT_EQ(test, maglev_digest(bd->t, bd->b, c->n),
-			bd->t->digest);
+	KUNIT_EXPECT_EQ(test, test_digest(bd->t, bd->b, c->n), bd->t->digest);
 }
 
 /* An empty table of any width stores no slots and gives no backend. */
@@ -961,6 +999,8 @@ static void maglev_resched_test(struct kunit *test)
 	}
 	b->b[7].drain_weight = b->b[7].weight;
 	b->b[7].weight = 0;
+	maglev_sort_backends(a->b, n);
+	maglev_sort_backends(b->b, n);
 	KUNIT_ASSERT_EQ(test, maglev_build(a->t, m, a->b, n, a->work, NULL,
 					   NULL), 0);
 

@@ -100,3 +100,36 @@ u32 maglev_ref_owner(const struct maglev_table *t, u32 slot)
 		v |= (u32)(t->byte[bit / 8] >> (bit % 8) & 1) << k;
 	return v;
 }
+
+static u64 ref_mix(u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+u64 maglev_ref_digest(const struct maglev_table *t,
+		      const struct maglev_backend *b, u32 n)
+{
+	u64 d = ref_mix(0x6d61676c65760001ULL ^ t->size);
+	u32 i, s, j;
+
+	d = ref_mix(d ^ n);
+	for (i = 0; i < n; i++)
+		d = maglev_hash(b[i].name, b[i].name_len, d);
+	for (s = 0; s < t->size; s += 4) {
+		u64 g = 0;
+
+		for (j = 0; j < 4; j++) {
+			u64 o = s + j < t->size ? maglev_ref_owner(t, s + j) :
+				0xffff;
+
+			g |= o << (16 * j);
+		}
+		d = ref_mix(d ^ g);
+	}
+	return d;
+}

@@ -2,8 +2,8 @@
 /*
  * maglev_ref.h - plain reference fills for the host tests and the benchmark.
  *
- * maglev_ref_fill() follows the "Fill" paragraph of maglev_table.h word for
- * word, with no tricks, so that the optimised maglev_fill() can be checked
+ * maglev_ref_fill() follows the "Fill" section of docs/specification.md
+ * word for word, with no tricks, so that the optimised maglev_fill() can be checked
  * bit-identical against it.  (The benchmark's ip_vs_mh baseline is a
  * faithful port of ip_vs_mh, tools/bench/mh_port.c.)
  *
@@ -33,17 +33,24 @@
 u32 maglev_ref_fill(u16 *slot, u32 size, const struct maglev_backend *b,
 		    u32 n);
 
-/* h32 of maglev_table.h (FNV-1a), for checking offsets and skips. */
+/* h32 of the specification (FNV-1a), for checking offsets and skips. */
 u32 maglev_ref_h32(const void *data, size_t len);
 
 /* The slot width of "Packed slots": smallest power of two W, 2^W >= n. */
 u32 maglev_ref_width(u32 n);
 
 /*
- * Owner of @slot read from @t's words as "Packed slots" of maglev_table.h
- * describes them (not with maglev_table_get()): %MAGLEV_NONE for an empty
+ * Owner of @slot read from @t's words as "Packed slots" of the
+ * specification describes them (not with maglev_table_get()): %MAGLEV_NONE for an empty
  * table.
  */
 u32 maglev_ref_owner(const struct maglev_table *t, u32 slot);
+
+/*
+ * The digest of docs/specification.md over @t's owners (maglev_ref_owner())
+ * and the names of @b, the @n backends in name order.
+ */
+u64 maglev_ref_digest(const struct maglev_table *t,
+		      const struct maglev_backend *b, u32 n);
 
 #endif /* _MAGLEV_REF_H */

@@ -56,6 +56,7 @@ static void build_set(struct maglev_backend *b, u32 n, u32 drained)
 		b[i].weight = 1 + i % 5;
 		b[i].drain_weight = 0;
 	}
+	maglev_sort_backends(b, n);
 	if (drained < n) {
 		b[drained].drain_weight = b[drained].weight;
 		b[drained].weight = 0;

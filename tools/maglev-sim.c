@@ -38,7 +38,7 @@ static const char sim_help[] =
 "Backend set (each change rebuilds the table):\n"
 "  ADD_NODE <name> [weight]  add a backend; weight 0..2147483647 (as IPVS),\n"
 "                            default 1.  Weights are scaled into the table\n"
-"                            as the kernel does (include/maglev_table.h)\n"
+"                            as the kernel does (docs/specification.md)\n"
 "  REMOVE_NODE <name>        remove a backend\n"
 "  WEIGHT <name> <weight>    change a weight (0..2147483647).  Going from a\n"
 "                            positive weight to 0 drains the backend as the\n"
@@ -161,28 +161,19 @@ static int sim_fail(struct sim *s, const char *fmt, ...)
 	return -1;
 }
 
-/* Byte order of names: memcmp, a shorter name first when it is a prefix. */
-static int name_cmp(const char *a, u32 alen, const char *b, u32 blen)
-{
-	int r = memcmp(a, b, min(alen, blen));
-
-	if (r)
-		return r;
-	return alen < blen ? -1 : alen > blen;
-}
-
 /*
- * Index of @name in the sorted set, or -(insertion point) - 1 if it is not
- * there.
+ * Index of @name in the set (in name order), or -(insertion point) - 1 if
+ * it is not there.
  */
 static long sim_find(const struct sim *s, const char *name, u32 len)
 {
+	struct maglev_backend key = { .name_len = len };
 	u32 lo = 0, hi = s->nr_node;
 
+	memcpy(key.name, name, len);
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
-		int r = name_cmp(s->node[mid].name, s->node[mid].name_len,
-				 name, len);
+		int r = maglev_backend_cmp(&s->node[mid], &key);
 
 		if (!r)
 			return mid;
@@ -739,13 +730,6 @@ fail:
 	return NULL;
 }
 
-static int sim_backend_cmp(const void *a, const void *b)
-{
-	const struct maglev_backend *x = a, *y = b;
-
-	return name_cmp(x->name, x->name_len, y->name, y->name_len);
-}
-
 /*
  * ALGO maglev after a ring: rebuild the table from the ring's set.  A
  * backend that was draining before and still has weight 0 keeps draining.
@@ -774,7 +758,7 @@ static int sim_ring_to_maglev(struct sim *s)
 			node[k].drain_weight = s->node[idx].drain_weight;
 		k++;
 	}
-	qsort(node, k, sizeof(*node), sim_backend_cmp);
+	maglev_sort_backends(node, k);
 	if (sim_commit(s, node, k))
 		return -1;
 	sim_ring_free(s);

@@ -7,8 +7,8 @@
  * duplicates and prefixes are common, or raw bytes; lengths 0..69), weights
  * and drain weights (0, small, 16-bit, raw 32-bit) and a lookup hash key
  * (maglev_key_hash()).  Only
- * the public API of maglev_table.h is called, and every result is checked
- * against the specification in that header:
+ * the API of maglev_table.h is called, and every result is checked against
+ * docs/specification.md:
  *
  *   - a build of valid input (fz_must_build()) succeeds; a failed build sets
  *     a reason and leaves the table untouched;
@@ -22,8 +22,9 @@
  *   - without draining, each backend owns between R * turns and
  *     (R + 1) * turns slots, R = floor(M / total turns);
  *   - the slot counts, nr_filled and the digest agree with the slots;
- *   - the same set in another order gives the same table (order
- *     independence), churn against itself is 0, lookups stay in range.
+ *   - the same set in another order, sorted, gives the same table (order
+ *     independence), churn against itself is 0, lookups stay in range;
+ *   - a set out of name order is refused.
  *
  * A broken invariant aborts (libFuzzer reports it as a crash); ASan and
  * UBSan catch the rest.
@@ -47,13 +48,6 @@
 #define FZ_MAX_BACKENDS	48
 /* Largest table size the fuzzer builds; larger valid sizes are folded. */
 #define FZ_MAX_SIZE	70001
-
-/*
- * Weights up to this value must build.  Larger ones may be refused (today)
- * or scaled (once the specification accepts IPVS's full range); both are
- * checked for consistency, not for acceptance.
- */
-#define FZ_WEIGHT_MUST	65535U
 
 struct fz_in {
 	const u8 *p;
@@ -174,8 +168,8 @@ static bool fz_must_build(const struct maglev_backend *b, u32 n,
 	for (i = 0; i < n; i++) {
 		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX)
 			return false;
-		if (b[i].weight > FZ_WEIGHT_MUST ||
-		    b[i].drain_weight > FZ_WEIGHT_MUST)
+		if (b[i].weight > MAGLEV_WEIGHT_MAX ||
+		    b[i].drain_weight > MAGLEV_WEIGHT_MAX)
 			return false;
 		for (j = 0; j < i; j++)
 			if (!fz_cmp(&b[i], &b[j]))
@@ -195,13 +189,12 @@ static u32 fz_gcd(u32 a, u32 b)
 	return a;
 }
 
-/* Turns of a prepared set (weights only, no draining): see the header. */
+/* Turns of a prepared set (weights only, no draining), as "Turns" says. */
 static void fz_check_turns(const struct maglev_backend *b, u32 n,
 			   u32 size)
 {
 	u64 total = 0, raw = 0;
 	u32 g = 0, i;
-	bool small = true;
 
 	for (i = 0; i < n; i++) {
 		if (!b[i].weight) {
@@ -213,12 +206,10 @@ static void fz_check_turns(const struct maglev_backend *b, u32 n,
 			  i, b[i].weight);
 		total += b[i].turns;
 		g = fz_gcd(g, b[i].weight);
-		if (b[i].weight > FZ_WEIGHT_MUST)
-			small = false;
 	}
 	fz_assert(total <= size, "%llu turns per round, M %u",
 		  (unsigned long long)total, size);
-	if (!g || !small)
+	if (!g)
 		return;
 	for (i = 0; i < n; i++)
 		raw += b[i].weight / g;
@@ -258,9 +249,8 @@ static size_t fz_used_bytes(const struct maglev_table *t)
 	       (w ? ((size_t)t->size - 1) * w / 8 + 4 : 4);
 }
 
-/* Reference: the fill of the header's "Fill" and "Draining" paragraphs. */
-static u16 *fz_reference(const struct maglev_backend *b,
-			 const struct maglev_backend *in, u32 n, u32 size)
+/* Reference: the fill of the "Fill" and "Draining" sections. */
+static u16 *fz_reference(const struct maglev_backend *b, u32 n, u32 size)
 {
 	u16 *t = fz_slots(size), *alt;
 	struct maglev_backend *nd;
@@ -278,7 +268,7 @@ static u16 *fz_reference(const struct maglev_backend *b,
 	/* the same set without the draining backends' turns */
 	nd = calloc(n, sizeof(*nd));
 	fz_assert(nd, "out of memory");
-	memcpy(nd, in, n * sizeof(*nd));
+	memcpy(nd, b, n * sizeof(*nd));
 	for (i = 0; i < n; i++)
 		if (fz_draining(&nd[i]))
 			nd[i].drain_weight = 0;
@@ -351,7 +341,7 @@ static void fz_check_table(const struct maglev_table *t,
 			  size);
 	}
 	/* The owners are the reference's: so is the digest over them. */
-	fz_assert(t->digest == maglev_digest(t, b, n), "digest");
+	fz_assert(t->digest == maglev_ref_digest(t, b, n), "digest");
 }
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t len);
@@ -365,7 +355,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	u16 *ref;
 	const char *why = NULL;
 	u32 size, n, i, rot;
-	bool must, drain;
+	bool must, drain, sorted = true;
 	hsiphash_key_t key;
 	void *work;
 	int err;
@@ -373,10 +363,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	size = fz_size(&in);
 	n = fz_byte(&in) % (FZ_MAX_BACKENDS + 1);
 	rot = fz_byte(&in);
-	/*
-	 * 64 bits of input make the hash key, as 64 bits made the old lookup
-	 * seed, so that the corpus keeps its meaning.
-	 */
+	/* 64 bits of input make the hash key. */
 	key.key[0] = (u64)fz_u32(&in) << 32 | fz_u32(&in);
 	key.key[1] = key.key[0] * 0x9e3779b97f4a7c15ULL;
 	memset(in_b, 0, sizeof(in_b));
@@ -388,8 +375,16 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	}
 	must = fz_must_build(in_b, n, size);
 
-	/* prepare alone: validates like build, sorts, sets turns */
+	/* unsorted input is refused, with -EINVAL when that is all */
+	for (i = 1; i < n; i++)
+		sorted &= fz_cmp(&in_b[i - 1], &in_b[i]) < 0;
 	memcpy(nd, in_b, sizeof(nd));
+	err = maglev_prepare(nd, n, size, NULL);
+	if (!sorted)
+		fz_assert(must ? err == -EINVAL : err, "unsorted set: %d", err);
+
+	/* prepare alone: validates like build, sets turns */
+	maglev_sort_backends(nd, n);
 	err = maglev_prepare(nd, n, size, &why);
 	fz_assert(!err || why, "prepare failed (%d) without a reason", err);
 	if (must)
@@ -403,6 +398,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	work = malloc(maglev_work_bytes(size, n));
 	fz_assert(work, "out of memory");
 	memcpy(b, in_b, sizeof(b));
+	maglev_sort_backends(b, n);
 	why = NULL;
 	err = maglev_build(t, size, b, n, work, NULL, &why);
 	if (err) {
@@ -415,7 +411,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 			fz_assert(p[k] == 0xa5, "failed build wrote byte %zu", k);
 		goto out;
 	}
-	/* build sorts its input and carries priv along */
+	/* the sort carries priv along */
 	drain = false;
 	for (i = 0; i < n; i++) {
 		const struct maglev_backend *o = b[i].priv;
@@ -426,13 +422,14 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	}
 	if (!drain)
 		fz_check_turns(b, n, size);
-	ref = fz_reference(b, in_b, n, size);
+	ref = fz_reference(b, n, size);
 	fz_check_table(t, b, n, size, ref);
 
 	/* order independence: the same set rotated and reversed */
 	for (i = 0; i < n; i++)
 		b2[i] = in_b[(n - 1 - (i + rot) % n) % n];
 	t2 = fz_table(size, n);
+	maglev_sort_backends(b2, n);
 	err = maglev_build(t2, size, b2, n, work, NULL, NULL);
 	fz_assert(!err, "the same set in another order failed: %d", err);
 	fz_assert(fz_used_bytes(t) <= maglev_table_bytes(size, n),
@@ -444,7 +441,6 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 		u32 h = maglev_key_hash(&i, sizeof(i), &key);
 		u32 o = maglev_lookup(t, h);
 
-		fz_assert(maglev_slot_of(t, h) < size, "slot out of range");
 		fz_assert(t->nr_filled ? o < n : o == MAGLEV_NONE,
 			  "lookup gave %u of %u", o, n);
 	}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Independent model of maglev-sim, written from the specification.
 
-It follows the normative text of include/maglev_table.h (h32, offset, skip,
+It follows the normative text of docs/specification.md (h32, offset, skip,
 turns with big weights scaled, the size fit, fill, draining, digest, churn,
 client key hash (hsiphash: SipHash-1-3, or HalfSipHash-1-3 with -32,
 written here from the paper and the spec), key fingerprint (SipHash-2-4), slot of a hash, backend names of addresses), and speaks the
@@ -182,7 +182,7 @@ def is_prime(n):
     return True
 
 
-# "Table size" of maglev_table.h: a fixed prime, 65537 by default.
+# "Table size" of the specification: a fixed prime, 65537 by default.
 DEFAULT_SIZE = 65537
 
 

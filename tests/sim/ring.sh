@@ -359,7 +359,7 @@ expect "ALGO maglev: POSITION and bad ALGO lines are errors, the table stays" \
 	"$(sed -n 1p "$TMP/out")" = "$(sed -n 2p "$TMP/out")"
 
 # ALGO maglev with more servers than SIZE builds at the fitted size (the
-# smallest prime >= the number of servers, include/maglev_table.h)
+# smallest prime >= the number of servers, docs/specification.md)
 {
 	echo "SIZE 251"
 	echo "ALGO ring32"

@@ -84,8 +84,13 @@ int main(int argc, char **argv)
 
 			memcpy(c, b, n * sizeof(*b));
 			t0 = now_ns();
-			err = old ? old_maglev_build(ot, m, c, n, ow, NULL, NULL) :
-				    maglev_build(t, m, c, n, w, NULL, NULL);
+			if (old) {
+				err = old_maglev_build(ot, m, c, n, ow, NULL,
+						       NULL);
+			} else {
+				maglev_sort_backends(c, n);
+				err = maglev_build(t, m, c, n, w, NULL, NULL);
+			}
 			if (err) {
 				fprintf(stderr, "build-vs-old: build failed\n");
 				return 2;

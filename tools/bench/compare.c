@@ -182,6 +182,7 @@ static int inst_build(struct inst *in, const struct algo *a, u32 n, u32 skip,
 
 		in->t = xcalloc(1, maglev_table_bytes(size, k));
 		t0 = now_ns();
+		maglev_sort_backends(in->b, k);
 		if (maglev_build(in->t, size, in->b, k, work, NULL, &why)) {
 			fprintf(stderr, "compare: %s\n", why ? why : "build");
 			exit(2);

@@ -178,7 +178,7 @@ void ring_node_points(enum ring_kind kind, const struct ring_node *node,
 		out[i].node = idx;
 		out[i].reserved = 0;
 	}
-	maglev_sort(out, v, sizeof(*out), ring_pos_cmp);
+	sort(out, v, sizeof(*out), ring_pos_cmp, NULL);
 }
 
 /**

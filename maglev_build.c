@@ -39,6 +39,8 @@
 #include <asm/byteorder.h>
 #include <asm/page.h>
 
+#include <kunit/visibility.h>
+
 #include <net/ip_vs.h>
 
 #include "maglev_sched.h"
@@ -56,8 +58,8 @@
  *
  * Return: the name's length, without a NUL.
  */
-int maglev_addr_name(char *buf, size_t len, int af,
-		     const union nf_inet_addr *addr, __be16 port)
+VISIBLE_IF_KUNIT int maglev_addr_name(char *buf, size_t len, int af,
+				      const union nf_inet_addr *addr, __be16 port)
 {
 	/* The one formatter maglev-sim uses too: inet_ntop()'s text. */
 	int n = maglev_format_name(buf, len, addr, af == AF_INET6 ? 16 : 4,
@@ -156,7 +158,7 @@ static void *maglev_scratch_alloc(size_t bytes)
  * A service's table descriptor with room for @nr destinations, and the
  * array of @nr backends its snapshot fills in; no table yet.
  */
-struct maglev_lut *maglev_lut_alloc(u32 nr)
+static struct maglev_lut *maglev_lut_alloc(u32 nr)
 {
 	struct maglev_lut *lut;
 	size_t mem = 0;
@@ -183,7 +185,7 @@ struct maglev_lut *maglev_lut_alloc(u32 nr)
  * destinations, and on its shared table if it has one (else the table
  * and backends are its own).
  */
-void maglev_lut_free(struct maglev_lut *lut)
+VISIBLE_IF_KUNIT void maglev_lut_free(struct maglev_lut *lut)
 {
 	u32 i;
 
@@ -239,7 +241,8 @@ void maglev_put(struct maglev_service *ms)
  * %MAGLEV_HOLDOFF_MAX_MS: a time recorded long ago (jiffies wrap after
  * LONG_MAX, 24.8 days at HZ=1000) must not make anything wait that long.
  */
-unsigned long maglev_delay(unsigned long now, unsigned long when)
+VISIBLE_IF_KUNIT unsigned long maglev_delay(unsigned long now,
+					    unsigned long when)
 {
 	if (!time_before(now, when))
 		return 0;
@@ -356,8 +359,8 @@ void maglev_rebuild_net(struct maglev_net *mn)
  * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
  * a dead service.  *@size is the namespace's table size at that instant.
  */
-struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
-				   u64 *gen, u32 *size, int *err)
+VISIBLE_IF_KUNIT struct maglev_lut *
+maglev_snapshot(struct maglev_service *ms, u64 *gen, u32 *size, int *err)
 {
 	struct maglev_lut *lut = NULL;
 	struct ip_vs_dest *dest;
@@ -454,7 +457,7 @@ fail_unlock:
  * held; sleeps.
  * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
  */
-int maglev_build_table(struct maglev_service *ms)
+VISIBLE_IF_KUNIT int maglev_build_table(struct maglev_service *ms)
 {
 	struct maglev_cache *c = ms->cache;
 	struct mem_cgroup *memcg, *old_memcg;
@@ -602,8 +605,8 @@ fail:
  * is longer (up to %MAGLEV_HOLDOFF_LONG): builds take at most about half
  * of a CPU per service.
  */
-unsigned long maglev_next_build(unsigned long end, unsigned long took,
-				unsigned long holdoff)
+VISIBLE_IF_KUNIT unsigned long
+maglev_next_build(unsigned long end, unsigned long took, unsigned long holdoff)
 {
 	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
 }
@@ -621,8 +624,9 @@ unsigned long maglev_next_build(unsigned long end, unsigned long took,
  *
  * Return: jiffies to wait, 0 to build now.
  */
-unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
-				unsigned long retry)
+VISIBLE_IF_KUNIT unsigned long
+maglev_build_wait(unsigned long now, unsigned long next_build,
+		  unsigned long retry)
 {
 	return retry ? 0 : maglev_delay(now, next_build);
 }
@@ -633,7 +637,7 @@ unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
  *
  * Return: %MAGLEV_RETRY_MIN, then twice @prev up to %MAGLEV_RETRY_MAX.
  */
-unsigned long maglev_retry_delay(unsigned long prev)
+VISIBLE_IF_KUNIT unsigned long maglev_retry_delay(unsigned long prev)
 {
 	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
 }

@@ -5,89 +5,12 @@
  *
  *	ipvsadm -A -t 10.0.0.1:80 -s maglev [-b flag-1,flag-2]
  *
- * The table and the client hash are specified in docs/specification.md;
- * docs/ describes the /proc fields, sysctls and parameters for users.
- * This comment describes how the glue works.
- *
- * Control path.  The IPVS callbacks (init_service, add_dest, del_dest,
- * upd_dest, done_service) run under IPVS's configuration mutex.  They only
- * record that the configuration changed (the service's generation "gen"
- * goes up) and queue the service's build work; they allocate nothing that
- * can fail after IPVS committed the change.  When that work finds the
- * build due, the service joins its namespace's ready list, and the
- * namespace's one build work (maglev_share.c) builds its due services one
- * at a time, without IPVS's mutex or any lock a reader takes:
- *
- *  1. under the service's spinlock, while the service is not dead, walk
- *     the IPVS service's destination list (RCU), take a reference on each
- *     destination, read its weights, and note the generation;
- *  2. name the backends and sort them; look the inputs (size, names,
- *     weights, drain weights) up in the namespace's table cache, and only
- *     if no table there has exactly these, allocate a new table and fill
- *     it, with the memory charged to the memory cgroup of the task that
- *     made the latest change (held from that change until the build, never
- *     for the service's life), and allowed to fail: never the OOM killer,
- *     the old table keeps serving and the build is retried;
- *  3. publish the service's own descriptor (its destination references in
- *     the table's backend order, and a reference on the shared table) with
- *     rcu_assign_pointer() under the spinlock (never for a dead service)
- *     and free the old one after a grace period.
- *
- * Sharing.  Services of a namespace with the same inputs share one
- * immutable table; each keeps its own destinations, since an ip_vs_dest
- * belongs to one service.  The lookup reads the table and the destination
- * from the service's descriptor, as it would without sharing.  A namespace
- * never runs two builds at once, so identical changes to many services
- * fill each distinct table once, and a namespace with a long queue holds
- * one worker of the shared workqueue while other namespaces' builds run on
- * the others, in turn (each run of a namespace's work builds one service
- * and queues the work again behind the others).
- *
- * Timing.  A service's builds start no sooner than the namespace's
- * maglev_holdoff_ms (or its last build's duration, up to 1 s) after the
- * end of its previous attempt, so a burst of changes costs at most the
- * running build and one more.  A build that runs out of memory is retried
- * after its own delay (10 ms, doubling up to 1 s), which the hold-off does
- * not lengthen; a change arriving while a longer retry delay runs builds at
- * the end of the hold-off instead.  No delay exceeds
- * MAGLEV_HOLDOFF_MAX_MS (maglev_delay()), whatever jiffies did meanwhile.
- *
- * No window without a server.  While a table lags its service (no table
- * yet, an empty one, or one whose destinations are all retired while the
- * service has a new or restored one), schedule() picks an available
- * destination from the service's own list by the client hash: O(N), and
- * only until the next table is published.  A removed destination, one
- * with weight 0 and one IPVS gave to another service gets no new
- * connection once ipvsadm has returned (IPVS clears its availability or
- * rebinds dest->svc, and the table's choice falls back).
- *
- * Lifetimes.  A published descriptor holds one reference on each of its
- * destinations and one on its shared table; the last descriptor's RCU
- * callback frees the table, which holds one reference on its namespace's
- * cache.  The service's state is reference counted (the IPVS service,
- * each queued work item and its place on the ready list) and holds one
- * reference on the cache.  done_service marks it dead under its spinlock,
- * cancels queued work and takes it off the ready list; a running build
- * finishes on its own snapshot and discards the result.  IPVS may free the service without
- * a grace period (ip_vs_add_service's error path), so nothing reads the
- * IPVS service after done_service: /proc reads its fields under the
- * spinlock while the state is not dead.  The cache outlives the
- * namespace while services, tables or queued builds hold it.  Module
- * unload destroys the workqueue, which waits for running and requeued
- * builds, then waits for RCU callbacks (which free the last tables and
- * caches without queueing any more).
- *
- * Per namespace: the client hash key, the table size and the hold-off are
- * sysctls of each network namespace (net.ipv4.vs.maglev_*); the module
- * parameters are the values a new namespace starts with, but for the key:
- * hash_key is the initial namespace's, and every other one starts with the
- * public all-zero key, so that no secret reaches a namespace (a container)
- * it was not written to.  In a namespace owned by another user namespace
- * the table size and the hold-off are read-only, as IPVS's own resource
- * sysctls are.  The key is
- * published with one pointer swap and used by the next lookup; tables do
- * not depend on it.  A table size write queues a rebuild of the
- * namespace's services.
+ * This file is the module's entry: its parameters and per-namespace
+ * sysctls, the scheduler's callbacks and lookup, and registration.  The
+ * callbacks only record a change and queue a build (maglev_build.c); the
+ * lookup reads the service's published table under RCU.  docs/design.md
+ * describes the control path, builds, publishing, lifetimes and locking;
+ * docs/specification.md the table and the client hash.
  */
 
 #define KMSG_COMPONENT "IPVS"
@@ -123,7 +46,6 @@
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
-#include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
@@ -131,6 +53,8 @@
 #include <linux/types.h>
 #include <linux/user_namespace.h>
 #include <linux/workqueue.h>
+
+#include <kunit/visibility.h>
 
 #include <net/ip_vs.h>
 #include <net/net_namespace.h>
@@ -185,10 +109,7 @@ struct workqueue_struct *maglev_wq;
 
 /* Module parameters: the values a new network namespace starts with */
 
-/*
- * "auto", a size of earlier versions that followed the number of real
- * servers and moved most clients whenever it changed, is refused by name.
- */
+/* "auto" is not a size; the message names what to write instead. */
 #define MAGLEV_AUTO_GONE	"auto is no longer a table size: the size is fixed, 65537 by default, or a prime in 251..5000011"
 
 /*
@@ -210,9 +131,9 @@ static int maglev_parse_size(const char *val, unsigned int *size,
 }
 
 /*
- * table_size=auto, left in a modprobe.d file from an earlier version, must
- * not keep the module from loading: the size stays what it is (the
- * default at load) and one warning names the replacement.
+ * table_size=auto in a modprobe.d file does not keep the module from
+ * loading: the size stays what it is, and one warning names the
+ * replacement.
  */
 static int maglev_size_set(const char *val, const struct kernel_param *kp)
 {
@@ -243,14 +164,11 @@ static const struct kernel_param_ops maglev_size_ops = {
 
 static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned int ms;
-
-	if (kstrtouint(val, 0, &ms) || ms > MAGLEV_HOLDOFF_MAX_MS) {
+	if (param_set_uint_minmax(val, kp, 0, MAGLEV_HOLDOFF_MAX_MS)) {
 		pr_info(KBUILD_MODNAME ".holdoff_ms: not a number of milliseconds in 0..%u\n",
 			MAGLEV_HOLDOFF_MAX_MS);
 		return -EINVAL;
 	}
-	*(unsigned int *)kp->arg = ms;
 	return 0;
 }
 
@@ -345,51 +263,33 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
  */
 #ifdef CONFIG_SYSCTL
 
+static unsigned int maglev_size_min = MAGLEV_SIZE_MIN;
+static unsigned int maglev_size_max = MAGLEV_SIZE_MAX;
+static unsigned int maglev_holdoff_max = MAGLEV_HOLDOFF_MAX_MS;
+
 /*
- * Read or write an unsigned number sysctl through *@val, which holds the
- * current value on entry.  Return: proc_douintvec()'s result; 1 for a
- * write that parsed, to be checked and stored by the caller.
+ * maglev_table_size: a prime in 251..5000011, stored under cfg_lock, where
+ * a change queues a rebuild of the namespace's services.
  */
-static int maglev_sysctl_uint(maglev_ctl_table *table, int write,
-			      void *buffer, size_t *lenp, loff_t *ppos,
-			      unsigned int *val)
-{
-	struct ctl_table tmp = {
-		.data = val,
-		.maxlen = sizeof(*val),
-		.mode = table->mode,
-	};
-	int ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
-
-	return write && !ret ? 1 : ret;
-}
-
-/* A prime; "auto" is refused with the reason (maglev_parse_size()). */
 static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 			      void *buffer, size_t *lenp, loff_t *ppos)
 {
-	struct maglev_net *mn = table->extra1;
+	struct maglev_net *mn = container_of(table->data, struct maglev_net,
+					     table_size);
 	unsigned int size = READ_ONCE(mn->table_size);
-	char text[32] = "";
-	struct ctl_table tmp = {
-		.data = text,
-		.maxlen = sizeof(text),
-		.mode = table->mode,
-	};
-	const char *why = NULL;
+	struct ctl_table tmp = *table;
+	const char *text = buffer, *why;
 	int ret;
 
+	tmp.data = &size;
+	ret = proc_douintvec_minmax(&tmp, write, buffer, lenp, ppos);
 	if (!write)
-		snprintf(text, sizeof(text), "%u", size);
-	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
-	if (ret || !write)
 		return ret;
-	/* proc_dostring() drops what does not fit: too long to be a size. */
-	if (strnlen(text, sizeof(text)) >= sizeof(text) - 1 ||
-	    maglev_parse_size(text, &size, &why)) {
-		if (why)
-			pr_info_ratelimited("maglev_table_size %s rejected: %s\n",
-					    text, why);
+	if (ret || maglev_check_size(size, NULL)) {
+		/* The reason, unless the text is not a number at all. */
+		if (maglev_parse_size(text, &size, &why) && why)
+			pr_info_ratelimited("maglev_table_size %.*s rejected: %s\n",
+					    (int)strcspn(text, "\n"), text, why);
 		return -EINVAL;
 	}
 	mutex_lock(&mn->cfg_lock);
@@ -404,20 +304,14 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 				 void *buffer, size_t *lenp, loff_t *ppos)
 {
-	struct maglev_net *mn = table->extra1;
-	unsigned int ms = READ_ONCE(mn->holdoff_ms);
-	int ret;
+	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
+	unsigned int ms;
 
-	ret = maglev_sysctl_uint(table, write, buffer, lenp, ppos, &ms);
-	if (ret <= 0)
-		return ret;
-	if (ms > MAGLEV_HOLDOFF_MAX_MS) {
+	/* The reason, unless the text is not a number at all. */
+	if (write && ret == -EINVAL && !kstrtouint(buffer, 0, &ms))
 		pr_info_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
 				    ms, MAGLEV_HOLDOFF_MAX_MS);
-		return -EINVAL;
-	}
-	WRITE_ONCE(mn->holdoff_ms, ms);
-	return 0;
+	return ret;
 }
 
 /*
@@ -427,7 +321,7 @@ static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 			     void *buffer, size_t *lenp, loff_t *ppos)
 {
-	struct maglev_net *mn = table->extra1;
+	struct maglev_net *mn = table->extra2;
 	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
 	u8 b[MAGLEV_KEY_BYTES];
 	unsigned int i;
@@ -465,18 +359,23 @@ static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 	return ret;
 }
 
+/* Each namespace's copy points .data (or, for the key, .extra2) at it. */
 static struct ctl_table maglev_ctl_template[] = {
 	{
 		.procname	= "maglev_table_size",
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
 		.proc_handler	= maglev_sysctl_size,
+		.extra1		= &maglev_size_min,
+		.extra2		= &maglev_size_max,
 	},
 	{
 		.procname	= "maglev_holdoff_ms",
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
 		.proc_handler	= maglev_sysctl_holdoff,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &maglev_holdoff_max,
 	},
 	{
 		.procname	= "maglev_hash_key",
@@ -498,36 +397,36 @@ static struct ctl_table maglev_ctl_template[] = {
 
 static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 {
-	size_t i;
+	struct ctl_table *tbl;
 
-	mn->ctl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
-			  GFP_KERNEL_ACCOUNT);
-	if (!mn->ctl)
+	tbl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
+		      GFP_KERNEL_ACCOUNT);
+	if (!tbl)
 		return -ENOMEM;
-	for (i = 0; i < MAGLEV_NR_SYSCTLS; i++) {
-		mn->ctl[i].extra1 = mn;
-		/*
-		 * As IPVS does with the sysctls that set what a namespace may
-		 * cost the others (ip_vs_ctl.c): in a namespace owned by
-		 * another user namespace, the table size and the hold-off,
-		 * which set the work its builds take from the shared
-		 * workqueue, are read-only and keep the module parameters'
-		 * values.  Its key stays its own to set.
-		 */
-		if (net->user_ns != &init_user_ns &&
-		    mn->ctl[i].proc_handler != maglev_sysctl_key)
-			mn->ctl[i].mode = 0444;
+	tbl[0].data = &mn->table_size;
+	tbl[1].data = &mn->holdoff_ms;
+	tbl[2].extra2 = mn;
+	/*
+	 * As IPVS does for the sysctls that set what a namespace may cost the
+	 * others (ip_vs_ctl.c): in a namespace owned by another user
+	 * namespace, the table size and the hold-off are read-only and keep
+	 * the module parameters' values.  Its key stays its own to set.
+	 */
+	if (net->user_ns != &init_user_ns) {
+		tbl[0].mode = 0444;
+		tbl[1].mode = 0444;
 	}
 #ifdef MAGLEV_HAVE_SYSCTL_SZ
-	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", mn->ctl,
+	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", tbl,
 					    MAGLEV_NR_SYSCTLS);
 #else
-	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", mn->ctl);
+	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", tbl);
 #endif
 	if (!mn->sysctl) {
-		kfree(mn->ctl);
+		kfree(tbl);
 		return -ENOMEM;
 	}
+	mn->ctl = tbl;
 	return 0;
 }
 
@@ -599,14 +498,14 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
  * ip_vs_maglev_done_svc() - release a service's scheduler state
  * @svc: the service, being deleted or switched to another scheduler
  *
- * Does not wait for a running build (see the top comment).  Schedulers
+ * Does not wait for a running build (docs/design.md).  Schedulers
  * still running on another CPU and /proc readers may use the state until a
  * grace period has passed, so everything is freed through RCU.  IPVS may
  * free @svc right after this returns.
  *
  * Context: process context, IPVS configuration mutex held.
  */
-static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
+VISIBLE_IF_KUNIT void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 {
 	struct maglev_service *ms = svc->sched_data;
 	struct maglev_net *mn = ms->mn;
@@ -642,16 +541,16 @@ static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
  * bound to the other service (dest->svc), while FWM 42's table still
  * names it.
  */
-static bool maglev_dest_retired(const struct ip_vs_service *svc,
-				const struct ip_vs_dest *dest)
+VISIBLE_IF_KUNIT bool maglev_dest_retired(const struct ip_vs_service *svc,
+					  const struct ip_vs_dest *dest)
 {
 	return atomic_read(&dest->weight) <= 0 ||
 	       !maglev_dest_available(dest) ||
 	       rcu_access_pointer(dest->svc) != svc;
 }
 
-static bool maglev_dest_unavailable(const struct ip_vs_service *svc,
-				    const struct ip_vs_dest *dest)
+VISIBLE_IF_KUNIT bool maglev_dest_unavailable(const struct ip_vs_service *svc,
+					      const struct ip_vs_dest *dest)
 {
 	return maglev_dest_retired(svc, dest) ||
 	       dest->flags & IP_VS_DEST_F_OVERLOAD;
@@ -697,9 +596,9 @@ static bool maglev_tcp_takeover(const struct sk_buff *skb,
  * The table's choice is unavailable: a few rehashes of the client hash,
  * then a walk over the table's N destinations from a hash-derived index.
  */
-static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
-					  const struct maglev_lut *lut,
-					  u32 hash)
+VISIBLE_IF_KUNIT struct ip_vs_dest *
+maglev_fallback(const struct ip_vs_service *svc, const struct maglev_lut *lut,
+		u32 hash)
 {
 	struct ip_vs_dest *dest;
 	u32 i, idx;
@@ -764,7 +663,7 @@ static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u32 hash)
  * Context: softirq or process context, RCU read lock held.
  * Return: the destination, or NULL (after ip_vs_scheduler_err()).
  */
-static struct ip_vs_dest *
+VISIBLE_IF_KUNIT struct ip_vs_dest *
 ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
 		      struct ip_vs_iphdr *iph)
 {
@@ -833,10 +732,8 @@ static int __net_init maglev_net_init(struct net *net)
 	mutex_init(&mn->cfg_lock);
 	mn->net = net;
 	/*
-	 * The module parameters are the defaults of a new namespace, but for
-	 * the key: whoever has CAP_NET_ADMIN in a namespace reads its key, a
-	 * pod's CNI plugin or sidecar too, so only the initial namespace
-	 * starts with hash_key and every other with the public default.
+	 * Whoever has CAP_NET_ADMIN in a namespace reads its key, a pod's
+	 * CNI plugin too: only the initial namespace starts with hash_key.
 	 */
 	kernel_param_lock(THIS_MODULE);
 	mn->table_size = maglev_table_size;
@@ -873,18 +770,8 @@ static void __net_exit maglev_net_exit(struct net *net)
 	struct maglev_net *mn = maglev_pernet(net);
 
 	/*
-	 * IPVS flushes the namespace's services (done_service) from its own
-	 * pernet exit, after this one; the list and its lock live in the
-	 * pernet storage, which is freed only after every exit method ran.
-	 * Builds still running then touch only their own memory and the
-	 * table cache, which their services keep alive.
-	 *
-	 * No lookup starts any more: a namespace's device exits run before
-	 * every subsystem exit, and IPVS's (__ip_vs_dev_cleanup_batch() in
-	 * ip_vs_core.c) unregistered its hooks.  /proc and the sysctls are
-	 * gone once removed.  A lookup that started before still holds the
-	 * RCU read lock (hook unregistration does not wait for it), so the
-	 * key is freed after a grace period.
+	 * IPVS flushes the services after this (docs/design.md, "Namespace
+	 * exit"); a lookup may still hold the key under RCU.
 	 */
 	maglev_proc_exit(net);
 	maglev_sysctl_unregister(mn);
@@ -917,12 +804,7 @@ static int __init ip_vs_maglev_init(void)
 {
 	int ret;
 
-	/*
-	 * Unbound: long builds do not hold up per-CPU work.  At most
-	 * MAGLEV_WQ_MAX_ACTIVE builds at once, however many services change,
-	 * and one per namespace (WQ_SYSFS: visible and tunable in
-	 * /sys/bus/workqueue/devices/).
-	 */
+	/* Unbound: long builds do not hold up per-CPU work. */
 	maglev_wq = alloc_workqueue("ip_vs_maglev", WQ_UNBOUND | WQ_SYSFS,
 				    MAGLEV_WQ_MAX_ACTIVE);
 	if (!maglev_wq)
@@ -963,7 +845,3 @@ module_exit(ip_vs_maglev_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("IPVS maglev consistent hashing scheduler");
 MODULE_VERSION("0.2");
-
-#ifdef MAGLEV_KUNIT
-#include "kunit/maglev_glue_test.c"
-#endif

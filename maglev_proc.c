@@ -25,6 +25,8 @@
 #include <linux/string.h>
 #include <linux/types.h>
 
+#include <kunit/visibility.h>
+
 #include <net/ip_vs.h>
 #include <net/net_namespace.h>
 
@@ -47,7 +49,8 @@ static size_t maglev_state_mem(void)
  *
  * Context: RCU read lock held; takes @ms->lock.
  */
-void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
+VISIBLE_IF_KUNIT void maglev_show_service(struct seq_file *seq,
+					  struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
 	const struct maglev_table *t = &none;

@@ -29,6 +29,7 @@ struct ctl_table_header;
 struct mem_cgroup;
 struct net;
 struct seq_file;
+struct sk_buff;
 union nf_inet_addr;
 
 #define MAGLEV_F_FALLBACK	IP_VS_SVC_F_SCHED1
@@ -284,26 +285,13 @@ static inline struct maglev_net *maglev_pernet(struct net *net)
 }
 
 /* maglev_build.c: names, table life cycle, builds */
-int maglev_addr_name(char *buf, size_t len, int af,
-		     const union nf_inet_addr *addr, __be16 port);
 void maglev_svc_name(char *buf, size_t len, const struct ip_vs_service *svc);
 void *maglev_mem_alloc(size_t bytes, size_t *mem);
-struct maglev_lut *maglev_lut_alloc(u32 nr);
-void maglev_lut_free(struct maglev_lut *lut);
 void maglev_put(struct maglev_service *ms);
-unsigned long maglev_delay(unsigned long now, unsigned long when);
 void maglev_queue(struct maglev_service *ms, unsigned long now,
 		  unsigned long delay);
 void maglev_changed(struct maglev_service *ms);
 void maglev_rebuild_net(struct maglev_net *mn);
-struct maglev_lut *maglev_snapshot(struct maglev_service *ms, u64 *gen,
-				   u32 *size, int *err);
-int maglev_build_table(struct maglev_service *ms);
-unsigned long maglev_next_build(unsigned long end, unsigned long took,
-				unsigned long holdoff);
-unsigned long maglev_retry_delay(unsigned long prev);
-unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
-				unsigned long retry);
 void maglev_build_work(struct work_struct *work);
 void maglev_build_service(struct maglev_service *ms);
 
@@ -334,8 +322,40 @@ struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
 void maglev_shared_put(struct maglev_shared *t);
 
 /* maglev_proc.c: /proc/net/ip_vs_maglev */
-void maglev_show_service(struct seq_file *seq, struct maglev_service *ms);
 int maglev_proc_init(struct net *net);
 void maglev_proc_exit(struct net *net);
+
+/*
+ * Static without CONFIG_KUNIT (VISIBLE_IF_KUNIT): what the KUnit suite
+ * kunit/maglev_glue_test.c calls besides the functions above.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+/* maglev_main.c */
+bool maglev_dest_retired(const struct ip_vs_service *svc,
+			 const struct ip_vs_dest *dest);
+bool maglev_dest_unavailable(const struct ip_vs_service *svc,
+			     const struct ip_vs_dest *dest);
+struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
+				   const struct maglev_lut *lut, u32 hash);
+struct ip_vs_dest *ip_vs_maglev_schedule(struct ip_vs_service *svc,
+					 const struct sk_buff *skb,
+					 struct ip_vs_iphdr *iph);
+void ip_vs_maglev_done_svc(struct ip_vs_service *svc);
+/* maglev_build.c */
+int maglev_addr_name(char *buf, size_t len, int af,
+		     const union nf_inet_addr *addr, __be16 port);
+void maglev_lut_free(struct maglev_lut *lut);
+unsigned long maglev_delay(unsigned long now, unsigned long when);
+struct maglev_lut *maglev_snapshot(struct maglev_service *ms, u64 *gen,
+				   u32 *size, int *err);
+int maglev_build_table(struct maglev_service *ms);
+unsigned long maglev_next_build(unsigned long end, unsigned long took,
+				unsigned long holdoff);
+unsigned long maglev_retry_delay(unsigned long prev);
+unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
+				unsigned long retry);
+/* maglev_proc.c */
+void maglev_show_service(struct seq_file *seq, struct maglev_service *ms);
+#endif
 
 #endif /* _MAGLEV_SCHED_H */

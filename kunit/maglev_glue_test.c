@@ -4,9 +4,9 @@
  * up here: backend names, the destination snapshot a build starts from,
  * /proc after done_service, the timing rule, the fallback choice for
  * unavailable destinations, the client hash against known values, and table
- * memory accounting.  maglev_main.c
- * includes this file at its end when built with MAGLEV_KUNIT=1 (see
- * Kbuild), so its static functions are in reach.
+ * memory accounting.  Built into the module with MAGLEV_KUNIT=1 (see
+ * Kbuild); the functions it calls that are static otherwise are
+ * VISIBLE_IF_KUNIT (include/maglev_sched.h).
  */
 #include <kunit/resource.h>
 #include <kunit/test.h>

@@ -126,7 +126,8 @@ done
 # Stable 6.1.y and 6.6.y releases before the dest->cflags backport kept
 # the availability bit in dest->flags (IP_VS_DEST_F_AVAILABLE), and 6.1.y
 # before 6.1.159 had no <linux/array_size.h> (ARRAY_SIZE() was defined in
-# <linux/kernel.h>); the current 6.1 headers rewritten to that form build
+# <linux/kernel.h>) nor, in its early updates, <kunit/visibility.h>
+# (VISIBLE_IF_KUNIT); the current 6.1 headers rewritten to that form build
 # the other side of include/kcompat.mk. Hard links, and sed -i writes new
 # files, so the cached headers stay as they are.
 # pre_cflags_tree KDIR VER: print the rewritten tree's build directory.
@@ -152,6 +153,8 @@ pre_cflags_tree() {
 		"$k" || return 1
 	grep -q '^#define ARRAY_SIZE' "$k" || return 1
 	! grep -rqs 'linux/array_size\.h' "$dir/root/usr/src" || return 1
+	find "$dir/root/usr/src" -path '*/include/kunit/visibility.h' -delete ||
+		return 1
 	echo "$dir/root/usr/src/linux-headers-$ver"
 }
 
@@ -168,6 +171,12 @@ if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
 		pass "compile $STOCK_VER-pre-cflags: ARRAY_SIZE() through include/compat/linux/array_size.h"
 	else
 		fail "compile $STOCK_VER-pre-cflags: include/compat/linux/array_size.h not used"
+	fi
+	if grep -q 'include/compat/kunit/visibility\.h' \
+		"$w/src-$STOCK_VER-pre-cflags/.maglev_main.o.cmd" 2>/dev/null; then
+		pass "compile $STOCK_VER-pre-cflags: VISIBLE_IF_KUNIT through include/compat/kunit/visibility.h"
+	else
+		fail "compile $STOCK_VER-pre-cflags: include/compat/kunit/visibility.h not used"
 	fi
 	rm -rf "$w/pre-cflags"
 else

@@ -818,13 +818,12 @@ static int __init ip_vs_maglev_init(void)
 	return 0;
 
 fail_pernet:
-	unregister_pernet_subsys(&maglev_net_ops);
 	/*
-	 * Each namespace's exit queued maglev_key_free_rcu(): wait for it
-	 * before the module's text goes (insmod of the MH_COMPAT build where
-	 * IPVS has "mh" already fails here with -EEXIST).
+	 * Each namespace's exit queues maglev_key_free_rcu();
+	 * unregister_pernet_subsys() runs rcu_barrier() after the exits, so
+	 * no callback outlives the module's text (guest test 23).
 	 */
-	rcu_barrier();
+	unregister_pernet_subsys(&maglev_net_ops);
 fail_wq:
 	destroy_workqueue(maglev_wq);
 	return ret;

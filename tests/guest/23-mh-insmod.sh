@@ -2,24 +2,26 @@
 # Guest test 23: a module load that fails after the module set up its
 # namespaces leaves no RCU callback behind.
 #
-# The test kernel has IPVS's own mh built in (kconfig/base.config), so the
-# MH_COMPAT build (ip_vs_mh.ko, registering "mh"; vm-test.sh builds it
-# into /maglev/mh/ for the tests marked "# mh-compat: yes") registers its pernet subsystem, then fails in
-# register_ip_vs_scheduler(). Unregistering the subsystem runs every
-# namespace's exit, which frees its key with call_rcu(); the module must
-# wait for those callbacks (rcu_barrier()) before its text is freed. With
-# namespaces present and synchronize_rcu() woken straight from the grace
-# period (rcutree.rcu_normal_wake_from_gp=1, so that nothing but the
-# module's own rcu_barrier() waits for the callbacks), each insmod must
-# fail with the scheduler's error, and the kernel must stay clean through
-# the grace periods that follow (the harness fails the test on any kernel
-# report; the debug kernel has KASAN).
+# The test kernel has IPVS's own mh built in (kconfig/base.config), so
+# the MH_COMPAT build (ip_vs_mh.ko, registering "mh"; vm-test.sh builds it
+# into /maglev/mh/ for the tests marked "# mh-compat: yes") registers its
+# pernet subsystem, then fails in register_ip_vs_scheduler().
+# Unregistering the subsystem runs every namespace's exit, which frees its
+# key with call_rcu(); those callbacks must have run before the module's
+# text is freed (unregister_pernet_subsys() waits for them with
+# rcu_barrier()). With namespaces present and synchronize_rcu() woken
+# straight from the grace period (rcutree.rcu_normal_wake_from_gp=1: the
+# module loader's grace periods queue no callback that would flush ours),
+# each insmod must fail with the scheduler's error, and the kernel must
+# stay clean through the grace periods that follow (the harness fails the
+# test on any kernel report; the debug kernel has KASAN).
 # On the debug kernel the callbacks are lazy (rcu_nocbs=all, lazy RCU):
-# call_rcu() holds them up to 10 s unless something flushes them, and
-# neither synchronize_rcu() above nor the module loader's clean-up does.
-# Without the rcu_barrier() they run long after the module's text was
-# unmapped, and the guest oopses in the wait below: a deterministic
-# failure, where on the default kernel it takes a race.
+# call_rcu() holds them up to 10 s unless something flushes them. A
+# callback left queued when the load fails runs long after the module's
+# text was unmapped, and the guest oopses in the wait below: a
+# deterministic failure, where on the default kernel it takes a race
+# (seen: a call_rcu() added after unregister_pernet_subsys() oopsed in
+# rcu_do_batch()).
 # debug-kernel: yes
 # debug-kernel-args: rcu_nocbs=all rcutree.enable_rcu_lazy=1
 # mh-compat: yes

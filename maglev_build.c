@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * maglev_build.c - building and publishing a service's table: the backend
- * names, the snapshot of the IPVS service's destinations, the build work
- * with its hold-off and retries, the RCU publish and the table's release.
- * The design (locking, lifetimes, timing) is in maglev_main.c's opening
- * comment.
+ * maglev_build.c - a service's builds: when they run, what they read, and
+ * what they publish.  A change queues the service's work, which waits out
+ * the hold-off (or a retry delay) and puts the service on its namespace's
+ * ready list; the namespace's one build work takes the services from it
+ * one per run, snapshots the destinations, finds the table in the
+ * namespace's store (maglev_share.c) or fills and inserts one, and
+ * publishes the service's descriptor with RCU.  The design is in
+ * docs/design.md.
  */
 
 #define KMSG_COMPONENT "IPVS"
@@ -17,6 +20,7 @@
 #include <linux/errno.h>
 #include <linux/in.h>
 #include <linux/jiffies.h>
+#include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
@@ -32,12 +36,11 @@
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/sprintf.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
-#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
 #include <asm/byteorder.h>
-#include <asm/page.h>
 
 #include <net/ip_vs.h>
 
@@ -104,101 +107,21 @@ void maglev_svc_name(char *buf, size_t len,
 	maglev_addr_name(buf + n, len - n, svc->af, &svc->addr, svc->port);
 }
 
-/* Table life cycle */
-
-/**
- * maglev_mem_alloc() - allocate a part of a table
- * @bytes: its size
- * @mem: the table's memory in bytes, to which this part is added
- *
- * Charged to the active memory cgroup, and allowed to fail (%MAGLEV_GFP):
- * kmalloc() up to a page, vmalloc() above.  kvmalloc() would try kmalloc()
- * first, and a kmalloc() above the largest slab cache takes the next power
- * of two in pages: 256 KiB for the 128 KiB of 65537 slots.  *@mem grows by
- * the size allocated: @bytes rounded up to its kmalloc() bucket, the whole
- * pages of vmalloc().
- *
- * Return: the memory, not zeroed, to be freed with kvfree(); or NULL.
- */
-void *maglev_mem_alloc(size_t bytes, size_t *mem)
-{
-	void *p;
-
-	if (bytes <= PAGE_SIZE) {
-		bytes = kmalloc_size_roundup(bytes);
-		p = kmalloc(bytes, MAGLEV_GFP_SMALL);
-		if (p)
-			*mem += bytes;
-	} else {
-		p = __vmalloc(bytes, MAGLEV_GFP);
-		if (p)
-			*mem += PAGE_ALIGN(bytes);
-	}
-	return p;
-}
+/* Descriptors and services */
 
 /*
- * Scratch memory of a build or of a churn count, allocated as a table is
- * (maglev_mem_alloc()): kmalloc() with __GFP_NORETRY up to a page,
- * vmalloc() above.  Not kvmalloc(), whose contiguous first try keeps
- * __GFP_RETRY_MAYFAIL: from about 262139 slots up it would reclaim and
- * compact for an order-8 to order-10 block in the build work before it
- * falls back to vmalloc().  Freed with kvfree().
- */
-static void *maglev_scratch_alloc(size_t bytes)
-{
-	size_t mem = 0;
-
-	return maglev_test_scratch(maglev_mem_alloc(bytes, &mem), bytes);
-}
-
-/*
- * A service's table descriptor with room for @nr destinations, and the
- * array of @nr backends its snapshot fills in; no table yet.
- */
-struct maglev_lut *maglev_lut_alloc(u32 nr)
-{
-	struct maglev_lut *lut;
-	size_t mem = 0;
-
-	lut = maglev_mem_alloc(struct_size(lut, dest, nr), &mem);
-	if (!lut)
-		return NULL;
-	lut->mem = mem;
-	lut->be_mem = 0;
-	lut->nr = 0;
-	lut->shared = NULL;
-	lut->table = NULL;
-	lut->be = maglev_mem_alloc(array_size(nr, sizeof(*lut->be)),
-				   &lut->be_mem);
-	if (!lut->be) {
-		kvfree(lut);
-		return NULL;
-	}
-	return lut;
-}
-
-/*
- * Free a descriptor that holds references on its first lut->nr
- * destinations, and on its shared table if it has one (else the table
- * and backends are its own).
+ * Free a descriptor: put its first lut->nr destinations, and its shared
+ * table if it has one.
  */
 void maglev_lut_free(struct maglev_lut *lut)
 {
 	u32 i;
 
-	/*
-	 * A removed destination lives in the IPVS trash until its last
-	 * reference is gone; whoever drops that reference frees it.
-	 */
+	/* A removed destination lives in the IPVS trash until its last put. */
 	for (i = 0; i < lut->nr; i++)
 		ip_vs_dest_put_and_free(lut->dest[i]);
-	if (lut->shared) {
+	if (lut->shared)
 		maglev_shared_put(lut->shared);
-	} else {
-		kvfree(lut->table);
-		kvfree(lut->be);
-	}
 	kvfree(lut);
 }
 
@@ -207,14 +130,20 @@ static void maglev_lut_free_rcu(struct rcu_head *head)
 	maglev_lut_free(container_of(head, struct maglev_lut, rcu));
 }
 
-/* Retire @ms's published table @lut: it stops counting as a user. */
+/* Retire a published descriptor: it stops counting as a user. */
 static void maglev_lut_retire(struct maglev_lut *lut)
 {
 	atomic_dec(&lut->shared->users);
 	call_rcu(&lut->rcu, maglev_lut_free_rcu);
 }
 
-void maglev_put(struct maglev_service *ms)
+/**
+ * maglev_svc_put() - drop a reference on a service's state
+ * @ms: the state; the last reference retires its table and frees it
+ *
+ * Context: process context.
+ */
+void maglev_svc_put(struct maglev_service *ms)
 {
 	struct maglev_lut *lut;
 
@@ -225,10 +154,12 @@ void maglev_put(struct maglev_service *ms)
 	if (lut)
 		maglev_lut_retire(lut);
 	mem_cgroup_put(ms->memcg);
-	if (ms->cache)
-		maglev_cache_put(ms->cache);
+	if (ms->builder)
+		maglev_builder_put(ms->builder);
 	kfree_rcu(ms, rcu);
 }
+
+/* Timing */
 
 /**
  * maglev_delay() - jiffies from @now until @when, within the hold-off's range
@@ -277,7 +208,7 @@ void maglev_queue(struct maglev_service *ms, unsigned long now,
  * reference replaces the one of an earlier change no build consumed yet.
  * A dead service takes no change: a sysctl write walks the namespace's
  * services under RCU without a reference, and may reach one after
- * done_service, whose last maglev_put() may already have put @ms->memcg.
+ * done_service, whose last maglev_svc_put() may already have put @ms->memcg.
  *
  * Context: process context (an IPVS callback or a sysctl write), may be
  * inside an RCU read-side section; takes @ms->lock.
@@ -295,301 +226,6 @@ void maglev_changed(struct maglev_service *ms)
 	}
 	spin_unlock(&ms->lock);
 	mem_cgroup_put(memcg);
-}
-
-/*
- * The memory cgroup the next build is charged to, now owned by the caller
- * (NULL: the build work's own, the root).  Context: takes @ms->lock.
- */
-static struct mem_cgroup *maglev_take_memcg(struct maglev_service *ms)
-{
-	struct mem_cgroup *memcg;
-
-	spin_lock(&ms->lock);
-	memcg = ms->memcg;
-	ms->memcg = NULL;
-	spin_unlock(&ms->lock);
-	return memcg;
-}
-
-/*
- * A build that ran out of memory gives its memory cgroup back for the
- * retry, unless a change meanwhile brought a newer one.
- */
-static void maglev_return_memcg(struct maglev_service *ms,
-				struct mem_cgroup *memcg)
-{
-	spin_lock(&ms->lock);
-	if (!ms->memcg)
-		swap(ms->memcg, memcg);
-	spin_unlock(&ms->lock);
-	mem_cgroup_put(memcg);
-}
-
-/* A sysctl changed the table size: rebuild the namespace's services. */
-void maglev_rebuild_net(struct maglev_net *mn)
-{
-	struct maglev_service *ms;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
-		maglev_changed(ms);
-	rcu_read_unlock();
-}
-
-/*
- * maglev_snapshot() - copy @ms's destinations into a new table descriptor
- *
- * Notes the generation and the namespace's table size under @ms->lock,
- * while the service is not dead, then walks the IPVS service's destination
- * list under RCU alone and takes a reference on each destination: IPVS's
- * configuration path, whose callbacks take @ms->lock, never spins while a
- * service of up to 65535 destinations is walked.  IPVS changes the list
- * under RCU, each change followed by its callback, which bumps @ms->gen
- * under @ms->lock: every change whose callback ran before the generation
- * was read is in the snapshot, and one that races the walk, in it or not,
- * is followed by another build.  The IPVS service outlives the walk: it
- * is freed a grace period after its deletion, but for ip_vs_add_service's
- * error path, which frees a service that has no destinations yet without
- * one (then nothing is walked).
- * Returns NULL with *@err set: -ENOMEM, -E2BIG for more than
- * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
- * a dead service.  *@size is the namespace's table size at that instant.
- */
-struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
-				   u64 *gen, u32 *size, int *err)
-{
-	struct maglev_lut *lut = NULL;
-	struct ip_vs_dest *dest;
-	u32 room = 0, n, i;
-
-	for (;;) {
-		spin_lock(&ms->lock);
-		if (ms->dead) {
-			*err = -ESHUTDOWN;
-			goto fail_unlock;
-		}
-		n = READ_ONCE(ms->svc->num_dests);
-		if (n > MAGLEV_MAX_BACKENDS) {
-			*err = -E2BIG;
-			goto fail_unlock;
-		}
-		if (lut && n <= room)
-			break;
-		spin_unlock(&ms->lock);
-		if (lut)
-			maglev_lut_free(lut);
-		/* Destinations added meanwhile make it try again. */
-		room = n;
-		lut = maglev_lut_alloc(room);
-		if (!lut) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-	}
-
-	*gen = ms->gen;
-	/* The namespace outlives its services' callbacks, not their builds. */
-	*size = READ_ONCE(ms->mn->table_size);
-	/* Not dead: the IPVS service is freed after a grace period, if at all. */
-	rcu_read_lock();
-	spin_unlock(&ms->lock);
-	if (!n)
-		room = 0;
-	n = 0;
-	if (room) {
-		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
-			struct maglev_backend *b = &lut->be[n];
-			int weight = atomic_read(&dest->weight);
-
-			if (n == room)
-				break;
-			ip_vs_dest_hold(dest);
-			lut->dest[n] = dest;
-			b->priv = dest;
-			/* IPVS allows weights up to INT_MAX. */
-			b->weight = max(weight, 0);
-			b->drain_weight = b->weight ? 0 :
-					  max(atomic_read(&dest->last_weight), 0);
-			n++;
-		}
-	}
-	rcu_read_unlock();
-	lut->nr = n;
-
-	for (i = 0; i < lut->nr; i++) {
-		struct maglev_backend *b = &lut->be[i];
-		const struct ip_vs_dest *d = lut->dest[i];
-
-		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
-					       d->af, &d->addr, d->port);
-		if (!(i % 1024))
-			cond_resched();
-	}
-	return lut;
-
-fail_unlock:
-	spin_unlock(&ms->lock);
-	if (lut)
-		maglev_lut_free(lut);
-	return NULL;
-}
-
-/**
- * maglev_build_table() - build or find a service's new table and publish it
- * @ms: the service's state; the caller holds a reference
- *
- * Snapshots the destinations, sorts them by name and looks the inputs up
- * in the namespace's cache; only if no table there has them, fills a new
- * one.  Then publishes a new descriptor with the service's own
- * destinations on that table.  The memory is charged to the memory cgroup
- * of the task whose change queued the build (maglev_changed()), and may
- * fail rather than wake the OOM killer; the reference to that cgroup ends
- * with the build, but for one that ran out of memory, whose retry keeps
- * it.  A table found in the cache stays charged to the cgroup of the build
- * that filled it.  On failure the published table (if any) is left alone
- * and keeps serving.
- *
- * Context: the namespace's build work (maglev_cache_work()), no locks
- * held; sleeps.
- * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
- */
-int maglev_build_table(struct maglev_service *ms)
-{
-	struct maglev_cache *c = ms->cache;
-	struct mem_cgroup *memcg, *old_memcg;
-	struct maglev_lut *lut, *old;
-	char name[MAGLEV_SVC_NAME_MAX];
-	struct maglev_shared *t, *ot;
-	const char *why = NULL;
-	void *work = NULL;
-	u32 size, nr = 0, onr, i;
-	u64 gen = 0, hash;
-	int ret;
-
-	memcg = maglev_take_memcg(ms);
-	old_memcg = set_active_memcg(memcg);
-	lut = maglev_snapshot(ms, &gen, &size, &ret);
-	if (!lut) {
-		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
-		goto fail;
-	}
-	nr = lut->nr;
-
-	/*
-	 * Only this namespace's build work replaces the table, one service
-	 * at a time.
-	 */
-	old = rcu_dereference_protected(ms->lut, true);
-	ot = old ? old->shared : NULL;
-	onr = old ? old->nr : 0;
-
-	size = maglev_fit_size(size, nr);
-	maglev_sort_backends(lut->be, nr);
-	/*
-	 * The references follow the backends' order.  Only the sort needs
-	 * priv: the backends may become a shared table, which outlives this
-	 * service's references, so it keeps no pointer to them.
-	 */
-	for (i = 0; i < nr; i++) {
-		lut->dest[i] = lut->be[i].priv;
-		lut->be[i].priv = NULL;
-	}
-	hash = maglev_inputs_hash(size, lut->be, nr);
-
-	t = maglev_cache_find(c, size, lut->be, nr, hash);
-	if (!t) {
-		/* The scratch area serves maglev_build() and maglev_churn(). */
-		work = maglev_scratch_alloc(maglev_work_bytes(size,
-							      max(nr, onr)));
-		if (!work) {
-			ret = -ENOMEM;
-			why = "out of memory";
-			goto fail_lut;
-		}
-		t = maglev_shared_fill(c, size, lut->be, nr, hash, work, &why,
-				       &ret);
-		if (!t)
-			goto fail_lut;
-	}
-	/* The table keeps its own copy of the backends. */
-	kvfree(lut->be);
-	lut->shared = t;
-	lut->table = t->table;
-	lut->be = t->be;
-
-	if (!ot) {
-		lut->churn = t->table->nr_filled;
-	} else if (ot == t) {
-		lut->churn = 0;
-	} else if (t->churn_from == ot->id) {
-		/* Another service made the same move: same churn. */
-		lut->churn = t->churn;
-	} else {
-		/*
-		 * A table from the cache needs scratch only for the churn: a
-		 * u16 per old backend.  Without it the table is published
-		 * with the churn unknown: a statistic never keeps a ready
-		 * table from serving.
-		 */
-		if (!work)
-			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
-		if (work) {
-			lut->churn = maglev_churn(ot->table, ot->be, ot->nr,
-						  t->table, t->be, t->nr, work);
-			t->churn_from = ot->id;
-			t->churn = lut->churn;
-		} else {
-			lut->churn = MAGLEV_CHURN_UNKNOWN;
-		}
-	}
-	kvfree(work);
-	set_active_memcg(old_memcg);
-	mem_cgroup_put(memcg);
-	lut->gen = gen;
-	lut->builds = old ? old->builds + 1 : 1;
-
-	spin_lock(&ms->lock);
-	if (ms->dead) {
-		spin_unlock(&ms->lock);
-		maglev_lut_free(lut);
-		return -ESHUTDOWN;
-	}
-	atomic_inc(&t->users);
-	rcu_assign_pointer(ms->lut, lut);
-	spin_unlock(&ms->lock);
-
-	if (old)
-		maglev_lut_retire(old);
-	return 0;
-
-fail_lut:
-	kvfree(work);
-	maglev_lut_free(lut);
-fail:
-	set_active_memcg(old_memcg);
-	if (ret == -ENOMEM)
-		maglev_return_memcg(ms, memcg);
-	else
-		mem_cgroup_put(memcg);
-	if (ret == -ESHUTDOWN)
-		return ret;
-	if (ret == -ENOMEM)
-		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
-	else
-		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
-	/* The IPVS service is named only while it lives (maglev_snapshot()). */
-	spin_lock(&ms->lock);
-	if (ms->dead) {
-		spin_unlock(&ms->lock);
-		return -ESHUTDOWN;
-	}
-	maglev_svc_name(name, sizeof(name), ms->svc);
-	spin_unlock(&ms->lock);
-	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
-			    name, nr, why ? why : "out of memory", ret,
-			    ret == -ENOMEM ? "; retrying" : "");
-	return ret;
 }
 
 /**
@@ -638,43 +274,328 @@ unsigned long maglev_retry_delay(unsigned long prev)
 	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
 }
 
-/**
- * maglev_build_work() - a service's build is due
- * @work: the service's delayed work
- *
- * Unless the hold-off still runs, the service joins its namespace's ready
- * list (maglev_cache_ready()) with this work's reference.
+/*
+ * The memory cgroup the next build is charged to, now owned by the caller
+ * (NULL: the build work's own, the root).  Context: takes @ms->lock.
  */
-void maglev_build_work(struct work_struct *work)
+static struct mem_cgroup *maglev_take_memcg(struct maglev_service *ms)
 {
-	struct maglev_service *ms = container_of(to_delayed_work(work),
-						 struct maglev_service, work);
-	unsigned long now = jiffies, wait;
+	struct mem_cgroup *memcg;
 
 	spin_lock(&ms->lock);
-	wait = maglev_build_wait(now, ms->next_build, ms->retry);
-	if (wait || ms->dead) {
-		maglev_queue(ms, now, wait);
-		spin_unlock(&ms->lock);
-		maglev_put(ms);
-		return;
-	}
+	memcg = ms->memcg;
+	ms->memcg = NULL;
 	spin_unlock(&ms->lock);
-	maglev_cache_ready(ms);
+	return memcg;
+}
+
+/*
+ * A build that ran out of memory gives its memory cgroup back for the
+ * retry, unless a change meanwhile brought a newer one.
+ */
+static void maglev_return_memcg(struct maglev_service *ms,
+				struct mem_cgroup *memcg)
+{
+	spin_lock(&ms->lock);
+	if (!ms->memcg)
+		swap(ms->memcg, memcg);
+	spin_unlock(&ms->lock);
+	mem_cgroup_put(memcg);
+}
+
+/* A sysctl changed the table size: rebuild the namespace's services. */
+void maglev_rebuild_net(struct maglev_net *mn)
+{
+	struct maglev_service *ms;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ms, &mn->services, node)
+		maglev_changed(ms);
+	rcu_read_unlock();
+}
+
+/* Builds */
+
+/*
+ * Scratch memory of a build or of a churn count, allocated as a table is
+ * (maglev_mem_alloc()).  Freed with kvfree().
+ */
+static void *maglev_scratch_alloc(size_t bytes)
+{
+	return maglev_test_scratch(maglev_mem_alloc(bytes, NULL), bytes);
+}
+
+/*
+ * maglev_snapshot() - copy @ms's destinations into a new descriptor
+ *
+ * Notes the generation and the namespace's table size under @ms->lock,
+ * while the service is not dead, then walks the IPVS service's destination
+ * list under RCU alone and takes a reference on each destination: IPVS's
+ * configuration path, whose callbacks take @ms->lock, never spins while a
+ * service of up to 65535 destinations is walked.  Every change whose
+ * callback ran before the generation was read is in the snapshot, and one
+ * that races the walk is followed by another build.  The IPVS service is
+ * freed a grace period after its deletion, but for ip_vs_add_service's
+ * error path, which frees one without destinations (nothing is walked).
+ * Returns the descriptor, and in *@be an array of its backends (priv: the
+ * destination) to be freed with kvfree(); or NULL with *@err set: -ENOMEM,
+ * -E2BIG for more than MAGLEV_MAX_BACKENDS destinations, or -ESHUTDOWN for
+ * a dead service.  *@size is the namespace's table size at that instant.
+ */
+struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
+				   struct maglev_backend **be, u64 *gen,
+				   u32 *size, int *err)
+{
+	struct maglev_lut *lut = NULL;
+	struct ip_vs_dest *dest;
+	u32 room = 0, n, i;
+	size_t mem;
+
+	*be = NULL;
+	for (;;) {
+		spin_lock(&ms->lock);
+		if (ms->dead) {
+			*err = -ESHUTDOWN;
+			goto fail_unlock;
+		}
+		n = READ_ONCE(ms->svc->num_dests);
+		if (n > MAGLEV_MAX_BACKENDS) {
+			*err = -E2BIG;
+			goto fail_unlock;
+		}
+		if (lut && n <= room)
+			break;
+		spin_unlock(&ms->lock);
+		/* Destinations added meanwhile make it try again. */
+		kvfree(lut);
+		kvfree(*be);
+		room = n;
+		mem = 0;
+		lut = maglev_mem_alloc(struct_size(lut, dest, room), &mem);
+		*be = maglev_mem_alloc(array_size(room, sizeof(**be)), NULL);
+		if (!lut || !*be) {
+			*err = -ENOMEM;
+			goto fail;
+		}
+		lut->mem = mem;
+		lut->nr = 0;
+		lut->shared = NULL;
+		lut->table = NULL;
+	}
+
+	*gen = ms->gen;
+	/* The namespace outlives its services' callbacks, not their builds. */
+	*size = READ_ONCE(ms->mn->table_size);
+	/* Not dead: the IPVS service is freed after a grace period, if at all. */
+	rcu_read_lock();
+	spin_unlock(&ms->lock);
+	if (!n)
+		room = 0;
+	n = 0;
+	if (room) {
+		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
+			struct maglev_backend *b = &(*be)[n];
+			int weight = atomic_read(&dest->weight);
+
+			if (n == room)
+				break;
+			ip_vs_dest_hold(dest);
+			lut->dest[n] = dest;
+			b->priv = dest;
+			/* IPVS allows weights up to INT_MAX. */
+			b->weight = max(weight, 0);
+			b->drain_weight = b->weight ? 0 :
+					  max(atomic_read(&dest->last_weight), 0);
+			n++;
+		}
+	}
+	rcu_read_unlock();
+	lut->nr = n;
+
+	for (i = 0; i < lut->nr; i++) {
+		struct maglev_backend *b = &(*be)[i];
+		const struct ip_vs_dest *d = lut->dest[i];
+
+		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
+					       d->af, &d->addr, d->port);
+		if (!(i % 1024))
+			cond_resched();
+	}
+	return lut;
+
+fail_unlock:
+	spin_unlock(&ms->lock);
+fail:
+	kvfree(lut);
+	kvfree(*be);
+	*be = NULL;
+	return NULL;
 }
 
 /**
- * maglev_build_service() - build a service's table, its turn having come
- * @ms: the service, taken off its namespace's ready list; the caller
- *	holds a reference
+ * maglev_build_table() - build or find a service's new table and publish it
+ * @ms: the service's state; the caller holds a reference
  *
- * Builds unless the hold-off started again meanwhile (then the service's
- * work is queued for its end), sets the next hold-off, and queues a retry
- * after a build that ran out of memory.
+ * Snapshots the destinations, sorts them by name and looks the inputs up
+ * in the namespace's store; only if no table there has them, fills a new
+ * one and inserts it.  Then publishes a new descriptor with the service's
+ * own destinations on that table.  The memory is charged to the memory
+ * cgroup of the task whose change queued the build (maglev_changed()),
+ * and may fail rather than wake the OOM killer; the reference to that
+ * cgroup ends with the build, but for one that ran out of memory, whose
+ * retry keeps it.  On failure the published table (if any) keeps serving.
  *
  * Context: the namespace's build work, no locks held; sleeps.
+ * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
  */
-void maglev_build_service(struct maglev_service *ms)
+int maglev_build_table(struct maglev_service *ms)
+{
+	struct maglev_builder *b = ms->builder;
+	struct mem_cgroup *memcg, *old_memcg;
+	struct maglev_backend *be = NULL;
+	struct maglev_lut *lut, *old;
+	char name[MAGLEV_SVC_NAME_MAX];
+	struct maglev_shared *t, *ot;
+	const char *why = NULL;
+	void *work = NULL;
+	u32 size, nr = 0, onr, i;
+	u64 gen = 0, hash, t0;
+	int ret;
+
+	memcg = maglev_take_memcg(ms);
+	old_memcg = set_active_memcg(memcg);
+	lut = maglev_snapshot(ms, &be, &gen, &size, &ret);
+	if (!lut) {
+		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
+		goto fail;
+	}
+	nr = lut->nr;
+
+	/* Only this namespace's build work replaces the table. */
+	old = rcu_dereference_protected(ms->lut, true);
+	ot = old ? old->shared : NULL;
+	onr = old ? old->nr : 0;
+
+	size = maglev_fit_size(size, nr);
+	maglev_sort_backends(be, nr);
+	/*
+	 * The references follow the backends' order.  Only the sort needs
+	 * priv: a shared table outlives this service's references.
+	 */
+	for (i = 0; i < nr; i++) {
+		lut->dest[i] = be[i].priv;
+		be[i].priv = NULL;
+	}
+	hash = maglev_inputs_hash(size, be, nr);
+
+	t = maglev_cache_find(b->cache, size, be, nr, hash);
+	if (t) {
+		WRITE_ONCE(b->found, b->found + 1);
+	} else {
+		/* The scratch area serves maglev_build() and maglev_churn(). */
+		work = maglev_scratch_alloc(maglev_work_bytes(size,
+							      max(nr, onr)));
+		t = work ? maglev_shared_alloc(size, be, nr) : NULL;
+		if (!t) {
+			ret = -ENOMEM;
+			why = "out of memory";
+			goto fail_lut;
+		}
+		t0 = ktime_get_ns();
+		ret = maglev_build(t->table, size, t->be, nr, work, NULL, &why);
+		t->build_ns = ktime_get_ns() - t0;
+		if (ret) {
+			kvfree(t);
+			goto fail_lut;
+		}
+		maglev_cache_insert(b->cache, t, hash);
+	}
+	kvfree(be);
+	lut->shared = t;
+	lut->table = t->table;
+
+	if (!ot) {
+		lut->churn = t->table->nr_filled;
+	} else if (ot == t) {
+		lut->churn = 0;
+	} else if (t->churn_from == ot->id) {
+		/* Another service made the same move: same churn. */
+		lut->churn = t->churn;
+	} else {
+		/*
+		 * A table from the store needs scratch only for the churn: a
+		 * u16 per old backend.  Without it the table is published
+		 * with the churn unknown: a statistic never keeps a ready
+		 * table from serving.
+		 */
+		if (!work)
+			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
+		if (work) {
+			lut->churn = maglev_churn(ot->table, ot->be, ot->nr,
+						  t->table, t->be, t->nr, work);
+			t->churn_from = ot->id;
+			t->churn = lut->churn;
+		} else {
+			lut->churn = MAGLEV_CHURN_UNKNOWN;
+		}
+	}
+	kvfree(work);
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
+	lut->gen = gen;
+	lut->builds = old ? old->builds + 1 : 1;
+
+	spin_lock(&ms->lock);
+	if (ms->dead) {
+		spin_unlock(&ms->lock);
+		maglev_lut_free(lut);
+		return -ESHUTDOWN;
+	}
+	atomic_inc(&t->users);
+	rcu_assign_pointer(ms->lut, lut);
+	spin_unlock(&ms->lock);
+
+	if (old)
+		maglev_lut_retire(old);
+	return 0;
+
+fail_lut:
+	kvfree(work);
+	kvfree(be);
+	maglev_lut_free(lut);
+fail:
+	set_active_memcg(old_memcg);
+	if (ret == -ENOMEM)
+		maglev_return_memcg(ms, memcg);
+	else
+		mem_cgroup_put(memcg);
+	if (ret == -ESHUTDOWN)
+		return ret;
+	if (ret == -ENOMEM)
+		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
+	else
+		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
+	/* The IPVS service is named only while it lives (maglev_snapshot()). */
+	spin_lock(&ms->lock);
+	if (ms->dead) {
+		spin_unlock(&ms->lock);
+		return -ESHUTDOWN;
+	}
+	maglev_svc_name(name, sizeof(name), ms->svc);
+	spin_unlock(&ms->lock);
+	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
+			    name, nr, why ? why : "out of memory", ret,
+			    ret == -ENOMEM ? "; retrying" : "");
+	return ret;
+}
+
+/*
+ * Build @ms, taken off its namespace's ready list, unless the hold-off
+ * started again meanwhile (then its work is queued for the end of it);
+ * set the next hold-off, and queue a retry after a build that ran out of
+ * memory.
+ */
+static void maglev_build_service(struct maglev_service *ms)
 {
 	unsigned long start = jiffies, wait, end;
 	unsigned int holdoff;
@@ -704,4 +625,140 @@ void maglev_build_service(struct maglev_service *ms)
 		ms->retry = 0;
 	}
 	spin_unlock(&ms->lock);
+}
+
+/* The build queue */
+
+/* Queue the namespace's build work if a service is ready.  @b->lock held. */
+static void maglev_builder_kick(struct maglev_builder *b)
+{
+	lockdep_assert_held(&b->lock);
+	if (list_empty(&b->ready))
+		return;
+	/* The caller holds a reference too: this one is never the last. */
+	refcount_inc(&b->ref);
+	if (!queue_work(maglev_wq, &b->work))
+		refcount_dec(&b->ref);
+}
+
+/*
+ * The namespace's build work: build the first ready service, then queue
+ * itself again behind whatever the workqueue holds, other namespaces'
+ * builds included.
+ */
+static void maglev_builder_work(struct work_struct *work)
+{
+	struct maglev_builder *b = container_of(work, struct maglev_builder,
+						work);
+	struct maglev_service *ms;
+
+	spin_lock(&b->lock);
+	ms = list_first_entry_or_null(&b->ready, struct maglev_service,
+				      ready_node);
+	if (ms)
+		list_del_init(&ms->ready_node);
+	spin_unlock(&b->lock);
+
+	if (ms) {
+		maglev_build_service(ms);
+		maglev_svc_put(ms);
+	}
+
+	spin_lock(&b->lock);
+	maglev_builder_kick(b);
+	spin_unlock(&b->lock);
+	maglev_builder_put(b);
+}
+
+/**
+ * maglev_builder_alloc() - a namespace's empty build queue and table store
+ *
+ * Return: the builder with one reference (the namespace's), or NULL.
+ */
+struct maglev_builder *maglev_builder_alloc(void)
+{
+	struct maglev_builder *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+
+	if (!b)
+		return NULL;
+	b->cache = maglev_cache_alloc();
+	if (!b->cache) {
+		kfree(b);
+		return NULL;
+	}
+	refcount_set(&b->ref, 1);
+	spin_lock_init(&b->lock);
+	INIT_LIST_HEAD(&b->ready);
+	INIT_WORK(&b->work, maglev_builder_work);
+	return b;
+}
+
+/**
+ * maglev_builder_put() - drop a reference on a namespace's builder
+ * @b: the builder; the last reference frees it and puts its store
+ *
+ * Context: process context.
+ */
+void maglev_builder_put(struct maglev_builder *b)
+{
+	if (!refcount_dec_and_test(&b->ref))
+		return;
+	WARN_ON_ONCE(!list_empty(&b->ready));
+	maglev_cache_put(b->cache);
+	kfree(b);
+}
+
+/**
+ * maglev_builder_cancel() - take a dead service off the ready list
+ * @ms: the service
+ *
+ * Context: process context, no lock held.
+ */
+void maglev_builder_cancel(struct maglev_service *ms)
+{
+	struct maglev_builder *b = ms->builder;
+	bool listed;
+
+	spin_lock(&b->lock);
+	listed = !list_empty(&ms->ready_node);
+	if (listed)
+		list_del_init(&ms->ready_node);
+	spin_unlock(&b->lock);
+	if (listed)
+		maglev_svc_put(ms);
+}
+
+/**
+ * maglev_build_work() - a service's build is due
+ * @work: the service's delayed work
+ *
+ * Unless the hold-off still runs, the service joins its namespace's ready
+ * list with this work's reference (or drops it if listed already).
+ */
+void maglev_build_work(struct work_struct *work)
+{
+	struct maglev_service *ms = container_of(to_delayed_work(work),
+						 struct maglev_service, work);
+	struct maglev_builder *b = ms->builder;
+	unsigned long now = jiffies, wait;
+	bool listed;
+
+	spin_lock(&ms->lock);
+	wait = maglev_build_wait(now, ms->next_build, ms->retry);
+	if (wait || ms->dead) {
+		maglev_queue(ms, now, wait);
+		spin_unlock(&ms->lock);
+		maglev_svc_put(ms);
+		return;
+	}
+	spin_unlock(&ms->lock);
+
+	spin_lock(&b->lock);
+	listed = !list_empty(&ms->ready_node);
+	if (!listed)
+		list_add_tail(&ms->ready_node, &b->ready);
+	maglev_builder_kick(b);
+	spin_unlock(&b->lock);
+	if (listed)
+		maglev_svc_put(ms);
 }

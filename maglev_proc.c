@@ -100,7 +100,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 		   gen, table_gen, mem, sh ? sh->id : 0, users,
 		   sh ? sh->mem : 0);
 	for (i = 0; i < nr; i++) {
-		const struct maglev_backend *b = &lut->be[i];
+		const struct maglev_backend *b = &sh->be[i];
 
 		seq_printf(seq, "  dest %.*s weight %u slots %u\n",
 			   (int)b->name_len, b->name, b->weight, b->slots);
@@ -114,11 +114,11 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
  */
 static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 {
-	struct maglev_cache *c = mn->cache;
+	struct maglev_cache *c = mn->builder->cache;
 	const struct maglev_service *ms;
 	const struct maglev_lut *lut;
 	u32 services = 0, tables;
-	u64 fills, found;
+	u64 fills;
 	size_t mem = 0;
 
 	list_for_each_entry_rcu(ms, &mn->services, node) {
@@ -130,13 +130,12 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 	}
 	spin_lock_bh(&c->lock);
 	tables = c->tables;
-	fills = c->fills;
-	found = c->found;
+	fills = c->next_id;
 	mem += c->mem;
 	spin_unlock_bh(&c->lock);
 	seq_printf(seq,
 		   "namespace services %u tables %u fills %llu found %llu mem %zu\n",
-		   services, tables, fills, found, mem);
+		   services, tables, fills, READ_ONCE(mn->builder->found), mem);
 }
 
 /*

@@ -78,27 +78,16 @@ int maglev_addr_name(char *buf, size_t len, int af,
 void maglev_svc_name(char *buf, size_t len,
 		     const struct ip_vs_service *svc)
 {
-	const char *proto;
+	u16 p = svc->protocol;
+	const char *proto = p == IPPROTO_TCP ? "TCP" :
+			    p == IPPROTO_UDP ? "UDP" :
+			    p == IPPROTO_SCTP ? "SCTP" : NULL;
 	int n;
 
 	if (svc->fwmark) {
 		scnprintf(buf, len, "%s %u",
 			  svc->af == AF_INET6 ? "FWM6" : "FWM", svc->fwmark);
 		return;
-	}
-	switch (svc->protocol) {
-	case IPPROTO_TCP:
-		proto = "TCP";
-		break;
-	case IPPROTO_UDP:
-		proto = "UDP";
-		break;
-	case IPPROTO_SCTP:
-		proto = "SCTP";
-		break;
-	default:
-		proto = NULL;
-		break;
 	}
 	if (proto)
 		n = scnprintf(buf, len, "%s ", proto);
@@ -161,14 +150,10 @@ void maglev_svc_put(struct maglev_service *ms)
 
 /* Timing */
 
-/**
- * maglev_delay() - jiffies from @now until @when, within the hold-off's range
- * @now: the current jiffies
- * @when: jiffies at which something is due
- *
- * Return: 0 if @when has passed, else the time left, but never more than
- * %MAGLEV_HOLDOFF_MAX_MS: a time recorded long ago (jiffies wrap after
- * LONG_MAX, 24.8 days at HZ=1000) must not make anything wait that long.
+/*
+ * Jiffies from @now until @when: 0 if it has passed, and never more than
+ * %MAGLEV_HOLDOFF_MAX_MS, so that a time recorded before jiffies wrapped
+ * (LONG_MAX, 24.8 days at HZ=1000) makes nothing wait that long.
  */
 unsigned long maglev_delay(unsigned long now, unsigned long when)
 {
@@ -203,15 +188,12 @@ void maglev_queue(struct maglev_service *ms, unsigned long now,
  * maglev_changed() - record a configuration change of a service
  * @ms: the service's state
  *
- * Bumps its generation and queues its build, which is charged to the
- * memory cgroup of the calling task: the one that made the change.  That
- * reference replaces the one of an earlier change no build consumed yet.
- * A dead service takes no change: a sysctl write walks the namespace's
- * services under RCU without a reference, and may reach one after
- * done_service, whose last maglev_svc_put() may already have put @ms->memcg.
+ * Bumps its generation and queues its build, charged to the memory cgroup
+ * of the calling task (replacing that of a change no build took yet).  A
+ * dead service takes no change: a sysctl write walks the services under
+ * RCU and may reach one whose last maglev_svc_put() put @ms->memcg.
  *
- * Context: process context (an IPVS callback or a sysctl write), may be
- * inside an RCU read-side section; takes @ms->lock.
+ * Context: process context, maybe under RCU; takes @ms->lock.
  */
 void maglev_changed(struct maglev_service *ms)
 {
@@ -228,15 +210,10 @@ void maglev_changed(struct maglev_service *ms)
 	mem_cgroup_put(memcg);
 }
 
-/**
- * maglev_next_build() - when a service's next build may start
- * @end: jiffies at the end of the attempt that just finished
- * @took: its duration in jiffies
- * @holdoff: the namespace's hold-off in jiffies
- *
- * Return: @end plus the hold-off, or plus the attempt's duration when that
- * is longer (up to %MAGLEV_HOLDOFF_LONG): builds take at most about half
- * of a CPU per service.
+/*
+ * When a service's next build may start: @end of the last attempt plus
+ * the hold-off, or plus the attempt's duration @took when that is longer
+ * (up to %MAGLEV_HOLDOFF_LONG), so builds take at most about half a CPU.
  */
 unsigned long maglev_next_build(unsigned long end, unsigned long took,
 				unsigned long holdoff)
@@ -244,18 +221,9 @@ unsigned long maglev_next_build(unsigned long end, unsigned long took,
 	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
 }
 
-/**
- * maglev_build_wait() - how long a build that is due now must still wait
- * @now: the current jiffies
- * @next_build: end of the hold-off after the last attempt
- * @retry: the current retry delay, 0 if the last attempt did not run out
- *	of memory
- *
- * A retry does not wait for the hold-off (its own delay, 10 ms doubling to
- * 1 s, has passed when it runs); anything else does, bounded by
- * maglev_delay().
- *
- * Return: jiffies to wait, 0 to build now.
+/*
+ * Jiffies a build due now still waits for the hold-off: none for a retry
+ * (@retry, its own delay, has passed when it runs).
  */
 unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
 				unsigned long retry)
@@ -263,44 +231,10 @@ unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
 	return retry ? 0 : maglev_delay(now, next_build);
 }
 
-/**
- * maglev_retry_delay() - the delay before retrying a build that ran out of memory
- * @prev: the previous retry delay, 0 after a build that did not
- *
- * Return: %MAGLEV_RETRY_MIN, then twice @prev up to %MAGLEV_RETRY_MAX.
- */
+/* The next retry delay after a build ran out of memory, from @prev. */
 unsigned long maglev_retry_delay(unsigned long prev)
 {
 	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
-}
-
-/*
- * The memory cgroup the next build is charged to, now owned by the caller
- * (NULL: the build work's own, the root).  Context: takes @ms->lock.
- */
-static struct mem_cgroup *maglev_take_memcg(struct maglev_service *ms)
-{
-	struct mem_cgroup *memcg;
-
-	spin_lock(&ms->lock);
-	memcg = ms->memcg;
-	ms->memcg = NULL;
-	spin_unlock(&ms->lock);
-	return memcg;
-}
-
-/*
- * A build that ran out of memory gives its memory cgroup back for the
- * retry, unless a change meanwhile brought a newer one.
- */
-static void maglev_return_memcg(struct maglev_service *ms,
-				struct mem_cgroup *memcg)
-{
-	spin_lock(&ms->lock);
-	if (!ms->memcg)
-		swap(ms->memcg, memcg);
-	spin_unlock(&ms->lock);
-	mem_cgroup_put(memcg);
 }
 
 /* A sysctl changed the table size: rebuild the namespace's services. */
@@ -316,31 +250,22 @@ void maglev_rebuild_net(struct maglev_net *mn)
 
 /* Builds */
 
-/*
- * Scratch memory of a build or of a churn count, allocated as a table is
- * (maglev_mem_alloc()).  Freed with kvfree().
- */
+/* Scratch of a build or a churn count, freed with kvfree(). */
 static void *maglev_scratch_alloc(size_t bytes)
 {
 	return maglev_test_scratch(maglev_mem_alloc(bytes, NULL), bytes);
 }
 
 /*
- * maglev_snapshot() - copy @ms's destinations into a new descriptor
- *
- * Notes the generation and the namespace's table size under @ms->lock,
- * while the service is not dead, then walks the IPVS service's destination
- * list under RCU alone and takes a reference on each destination: IPVS's
- * configuration path, whose callbacks take @ms->lock, never spins while a
- * service of up to 65535 destinations is walked.  Every change whose
- * callback ran before the generation was read is in the snapshot, and one
- * that races the walk is followed by another build.  The IPVS service is
- * freed a grace period after its deletion, but for ip_vs_add_service's
- * error path, which frees one without destinations (nothing is walked).
- * Returns the descriptor, and in *@be an array of its backends (priv: the
- * destination) to be freed with kvfree(); or NULL with *@err set: -ENOMEM,
- * -E2BIG for more than MAGLEV_MAX_BACKENDS destinations, or -ESHUTDOWN for
- * a dead service.  *@size is the namespace's table size at that instant.
+ * A new descriptor holding a reference on each of @ms's destinations, and
+ * in *@be their backends (priv: the destination), freed with kvfree().
+ * The generation and table size are read under @ms->lock while not dead;
+ * the destination list is walked under RCU alone, so IPVS's callbacks
+ * never spin on a walk of 65535 destinations: a change that races the
+ * walk is followed by another build.  The IPVS service is freed a grace
+ * period after its deletion, but on ip_vs_add_service's error path, with
+ * no destinations to walk.  NULL with *@err: -ENOMEM, -E2BIG (more than
+ * MAGLEV_MAX_BACKENDS) or -ESHUTDOWN (dead).
  */
 struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
 				   struct maglev_backend **be, u64 *gen,
@@ -433,17 +358,15 @@ fail:
 }
 
 /**
- * maglev_build_table() - build or find a service's new table and publish it
+ * maglev_build_table() - find or fill a service's new table and publish it
  * @ms: the service's state; the caller holds a reference
  *
- * Snapshots the destinations, sorts them by name and looks the inputs up
- * in the namespace's store; only if no table there has them, fills a new
- * one and inserts it.  Then publishes a new descriptor with the service's
- * own destinations on that table.  The memory is charged to the memory
- * cgroup of the task whose change queued the build (maglev_changed()),
- * and may fail rather than wake the OOM killer; the reference to that
- * cgroup ends with the build, but for one that ran out of memory, whose
- * retry keeps it.  On failure the published table (if any) keeps serving.
+ * Looks the sorted snapshot up in the namespace's store and fills and
+ * inserts a table only if none has these inputs, then publishes a
+ * descriptor with the service's destinations on it.  The memory is charged
+ * to the memory cgroup of the change (maglev_changed()), held until the
+ * build ends or, if it ran out of memory, its retry; it may fail, never
+ * waking the OOM killer, and the published table keeps serving.
  *
  * Context: the namespace's build work, no locks held; sleeps.
  * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
@@ -462,7 +385,10 @@ int maglev_build_table(struct maglev_service *ms)
 	u64 gen = 0, hash, t0;
 	int ret;
 
-	memcg = maglev_take_memcg(ms);
+	spin_lock(&ms->lock);
+	memcg = ms->memcg;
+	ms->memcg = NULL;
+	spin_unlock(&ms->lock);
 	old_memcg = set_active_memcg(memcg);
 	lut = maglev_snapshot(ms, &be, &gen, &size, &ret);
 	if (!lut) {
@@ -565,24 +491,23 @@ fail_lut:
 	maglev_lut_free(lut);
 fail:
 	set_active_memcg(old_memcg);
-	if (ret == -ENOMEM)
-		maglev_return_memcg(ms, memcg);
+	spin_lock(&ms->lock);
+	/* The retry is charged to it too, unless a change brought another. */
+	if (ret == -ENOMEM && !ms->memcg)
+		swap(ms->memcg, memcg);
+	/* The IPVS service is named only while it lives (maglev_snapshot()). */
+	if (ms->dead)
+		ret = -ESHUTDOWN;
 	else
-		mem_cgroup_put(memcg);
+		maglev_svc_name(name, sizeof(name), ms->svc);
+	spin_unlock(&ms->lock);
+	mem_cgroup_put(memcg);
 	if (ret == -ESHUTDOWN)
 		return ret;
 	if (ret == -ENOMEM)
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
 		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
-	/* The IPVS service is named only while it lives (maglev_snapshot()). */
-	spin_lock(&ms->lock);
-	if (ms->dead) {
-		spin_unlock(&ms->lock);
-		return -ESHUTDOWN;
-	}
-	maglev_svc_name(name, sizeof(name), ms->svc);
-	spin_unlock(&ms->lock);
 	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
 			    name, nr, why ? why : "out of memory", ret,
 			    ret == -ENOMEM ? "; retrying" : "");

@@ -42,8 +42,7 @@ static size_t maglev_state_mem(void)
  * @seq: the file
  * @ms: the service's state
  *
- * Every table field of the record (table_gen included) comes from one
- * table, the one published when @ms->gen was read.
+ * Every table field comes from the table published when @ms->gen was read.
  *
  * Context: RCU read lock held; takes @ms->lock.
  */
@@ -59,11 +58,9 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	size_t mem = maglev_state_mem();
 
 	/*
-	 * IPVS may free the service without a grace period once done_service
-	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.  A dead one, being deleted, has no
-	 * record.  The table is published under the lock, so it is the one of
-	 * this generation.
+	 * IPVS may free the service without a grace period after done_service
+	 * (ip_vs_add_service's error path): read it under the lock while not
+	 * dead.  A dead one has no record.
 	 */
 	spin_lock(&ms->lock);
 	if (ms->dead) {
@@ -107,11 +104,7 @@ void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 	}
 }
 
-/*
- * The namespace's line, before its services: how many services, shared
- * tables and fills, and the bytes of all of them with each table counted
- * once.
- */
+/* The namespace's line: its services and tables, each table's bytes once. */
 static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 {
 	struct maglev_cache *c = mn->builder->cache;
@@ -138,10 +131,7 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 		   services, tables, fills, READ_ONCE(mn->builder->found), mem);
 }
 
-/*
- * The namespace's line, then one record per service of the reader's
- * namespace, under RCU; nothing at all without a service.
- */
+/* The namespace's line, then one record per service; nothing without one. */
 static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 	__acquires(RCU)
 {

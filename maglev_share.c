@@ -46,8 +46,9 @@
  * kmalloc() up to a page, vmalloc() above.  Not kvmalloc(): above a page
  * it tries kmalloc() first, with __GFP_RETRY_MAYFAIL kept (reclaim and
  * compaction for an order-8 to order-10 block from 262139 slots up), and
- * a kmalloc() that large takes the next power of two in pages: an order-6
- * block, 256 KiB, for the 128 KiB and 4 bytes of 65537 slots.
+ * a kmalloc() that large takes the next power of two in pages: KUnit's
+ * maglev_mem_test measured 131072 bytes for the 81956 of 65537 slots of
+ * 1000 backends, which take 86016 here.
  *
  * Return: the memory, not zeroed, to be freed with kvfree(); or NULL.
  */

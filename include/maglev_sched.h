@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * maglev_sched.h - the IPVS glue's shared state: one namespace's settings,
- * one service's state and its published table, and the functions the glue's
- * files (maglev_main.c, maglev_build.c, maglev_share.c, maglev_proc.c)
- * call across.
- * Kernel only; the table algorithm's interface is maglev_table.h.
+ * maglev_sched.h - the IPVS glue's shared state (a namespace's, its table
+ * store's and build queue's, a service's and its published table's) and
+ * the functions the glue's files call across.  Kernel only; the table
+ * algorithm's interface is maglev_table.h.
  */
 #ifndef _MAGLEV_SCHED_H
 #define _MAGLEV_SCHED_H
@@ -229,17 +228,15 @@ struct maglev_builder {
  *	publishing, and keeps @svc alive while not @dead
  * @gen: configuration changes seen (the published table's is @lut->gen)
  * @dead: set by done_service; no build is queued or published after it
- * @ref: one for the IPVS service, one for each queued build work and one
- *	while on the builder's ready list
+ * @ref: one for the IPVS service, the queued @work and the ready list
  * @work: waits out the hold-off or the retry delay, then joins @builder
  * @retry: current retry delay after a build ran out of memory, else 0
  * @next_build: jiffies before which no build starts, but for a retry
  * @due: jiffies at which the queued @work runs (valid while queued)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
- * @memcg: memory cgroup of the task that made the latest change, which the
- *	next build is charged to; NULL once a build took it (a build that ran
- *	out of memory gives it back for its retry)
+ * @memcg: memory cgroup of the latest change, which the next build is
+ *	charged to; NULL once a build took it
  * @builder: the namespace's builder (one reference)
  * @ready_node: entry in @builder's ready list
  * @rcu: frees this structure after a grace period

@@ -827,6 +827,19 @@ static void maglev_mem_test(struct kunit *test)
 	kvfree(p);
 
 	/*
+	 * What kvmalloc() does instead: kmalloc() first, which, when it finds
+	 * the pages, takes the next power of two of them.
+	 */
+	p = kvmalloc(bytes, GFP_KERNEL | __GFP_NORETRY);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	if (!is_vmalloc_addr(p)) {
+		kunit_info(test, "kvmalloc(%zu) takes %zu bytes\n", bytes,
+			   ksize(p));
+		KUNIT_EXPECT_EQ(test, ksize(p), PAGE_SIZE << get_order(bytes));
+	}
+	kvfree(p);
+
+	/*
 	 * Up to a page: the kmalloc bucket's size, which is what is
 	 * allocated.  The table of 251 slots and 3 backends is 96 bytes, a
 	 * bucket itself; 100 bytes take the 128-byte bucket.

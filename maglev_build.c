@@ -457,8 +457,8 @@ int maglev_build_table(struct maglev_service *ms)
 		if (!work)
 			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
 		if (work) {
-			lut->churn = maglev_churn(ot->table, ot->be, ot->nr,
-						  t->table, t->be, t->nr, work);
+			lut->churn = maglev_churn(ot->table, ot->be, onr,
+						  t->table, t->be, nr, work);
 			t->churn_from = ot->id;
 			t->churn = lut->churn;
 		} else {

@@ -190,8 +190,6 @@ struct maglev_shared *maglev_shared_alloc(u32 size,
 	memset(t, 0, sizeof(*t));
 	refcount_set(&t->ref, 1);
 	t->mem = mem;
-	t->size = size;
-	t->nr = nr;
 	t->be = (struct maglev_backend *)(t + 1);
 	t->table = (struct maglev_table *)((u8 *)t->be + be_bytes);
 	memcpy(t->be, be, be_bytes);
@@ -222,7 +220,8 @@ struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
 
 	rcu_read_lock();
 	hash_for_each_possible_rcu(c->hash, t, node, hash) {
-		if (t->hash == hash && t->size == size && t->nr == nr &&
+		if (t->hash == hash && t->table->size == size &&
+		    t->table->nr_backends == nr &&
 		    refcount_inc_not_zero(&t->ref)) {
 			found = t;
 			break;

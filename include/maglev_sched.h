@@ -135,8 +135,6 @@ struct maglev_cache {
  * @cache: the cache (one reference)
  * @ref: one for each service table (struct maglev_lut) built on it
  * @users: services whose published table it is, shown in /proc
- * @size: table size M
- * @nr: number of backends
  * @hash: maglev_inputs_hash() of M and the backends
  * @id: the table's number in its namespace (1, 2, ...), shown in /proc
  * @build_ns: duration of its maglev_build()
@@ -144,7 +142,8 @@ struct maglev_cache {
  * @churn_from: @id of the table @churn was counted against, 0 for none
  * @churn: slots whose owner differs from those of table @churn_from
  * @rcu: frees it a grace period after its last put
- * @table: the slots; entries index @be (and each service's destinations)
+ * @table: the slots, with M and the number of backends; entries index @be
+ *	(and each service's destinations)
  * @be: the backends in name order: the inputs and their slot counts
  *
  * Immutable once in the cache, but for @users and the churn memo, which
@@ -155,8 +154,6 @@ struct maglev_shared {
 	struct maglev_cache *cache;
 	refcount_t ref;
 	atomic_t users;
-	u32 size;
-	u32 nr;
 	u64 hash;
 	u64 id;
 	u64 build_ns;

@@ -1353,13 +1353,15 @@ static void maglev_big_walk_test(struct kunit *test)
 	/* Not filled: only the inputs are compared. */
 	t = maglev_shared_alloc(65537, be, BIG_N);
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	maglev_cache_insert(c, t, maglev_inputs_hash(t->size, t->be, BIG_N));
+	t->table->size = 65537;
+	t->table->nr_backends = BIG_N;
+	maglev_cache_insert(c, t, maglev_inputs_hash(65537, t->be, BIG_N));
 
 	for (r = 0; r < BIG_ROUNDS; r++) {
 		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &c->lock,
 							  true));
 		t0 = ktime_get_ns();
-		found = maglev_cache_find(c, t->size, be, BIG_N, t->hash);
+		found = maglev_cache_find(c, 65537, be, BIG_N, t->hash);
 		dt = ktime_get_ns() - t0;
 		lock_waiter_stop(&lw);
 		KUNIT_EXPECT_PTR_EQ(test, found, t);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * maglev_build.c - building and publishing a service's table: the backend
- * names, the snapshot of the IPVS service's destinations, the build work
- * with its hold-off and retries, the RCU publish and the table's release.
- * The design (locking, lifetimes, timing) is in maglev_main.c's opening
- * comment.
+ * maglev_build.c - a service's builds: when they run, what they read, and
+ * what they publish.  A change queues the service's work, which waits out
+ * the hold-off (or a retry delay) and puts the service on its namespace's
+ * ready list; the namespace's one build work takes the services from it
+ * one per run, snapshots the destinations, finds the table in the
+ * namespace's store (maglev_share.c) or fills and inserts one, and
+ * publishes the service's descriptor with RCU.  The design is in
+ * docs/design.md.
  */
 
 #define KMSG_COMPONENT "IPVS"
@@ -17,6 +20,7 @@
 #include <linux/errno.h>
 #include <linux/in.h>
 #include <linux/jiffies.h>
+#include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
@@ -32,12 +36,11 @@
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/sprintf.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
-#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
 #include <asm/byteorder.h>
-#include <asm/page.h>
 
 #include <kunit/visibility.h>
 
@@ -77,27 +80,16 @@ VISIBLE_IF_KUNIT int maglev_addr_name(char *buf, size_t len, int af,
 void maglev_svc_name(char *buf, size_t len,
 		     const struct ip_vs_service *svc)
 {
-	const char *proto;
+	u16 p = svc->protocol;
+	const char *proto = p == IPPROTO_TCP ? "TCP" :
+			    p == IPPROTO_UDP ? "UDP" :
+			    p == IPPROTO_SCTP ? "SCTP" : NULL;
 	int n;
 
 	if (svc->fwmark) {
 		scnprintf(buf, len, "%s %u",
 			  svc->af == AF_INET6 ? "FWM6" : "FWM", svc->fwmark);
 		return;
-	}
-	switch (svc->protocol) {
-	case IPPROTO_TCP:
-		proto = "TCP";
-		break;
-	case IPPROTO_UDP:
-		proto = "UDP";
-		break;
-	case IPPROTO_SCTP:
-		proto = "SCTP";
-		break;
-	default:
-		proto = NULL;
-		break;
 	}
 	if (proto)
 		n = scnprintf(buf, len, "%s ", proto);
@@ -106,101 +98,21 @@ void maglev_svc_name(char *buf, size_t len,
 	maglev_addr_name(buf + n, len - n, svc->af, &svc->addr, svc->port);
 }
 
-/* Table life cycle */
-
-/**
- * maglev_mem_alloc() - allocate a part of a table
- * @bytes: its size
- * @mem: the table's memory in bytes, to which this part is added
- *
- * Charged to the active memory cgroup, and allowed to fail (%MAGLEV_GFP):
- * kmalloc() up to a page, vmalloc() above.  kvmalloc() would try kmalloc()
- * first, and a kmalloc() above the largest slab cache takes the next power
- * of two in pages: 256 KiB for the 128 KiB of 65537 slots.  *@mem grows by
- * the size allocated: @bytes rounded up to its kmalloc() bucket, the whole
- * pages of vmalloc().
- *
- * Return: the memory, not zeroed, to be freed with kvfree(); or NULL.
- */
-void *maglev_mem_alloc(size_t bytes, size_t *mem)
-{
-	void *p;
-
-	if (bytes <= PAGE_SIZE) {
-		bytes = kmalloc_size_roundup(bytes);
-		p = kmalloc(bytes, MAGLEV_GFP_SMALL);
-		if (p)
-			*mem += bytes;
-	} else {
-		p = __vmalloc(bytes, MAGLEV_GFP);
-		if (p)
-			*mem += PAGE_ALIGN(bytes);
-	}
-	return p;
-}
+/* Descriptors and services */
 
 /*
- * Scratch memory of a build or of a churn count, allocated as a table is
- * (maglev_mem_alloc()): kmalloc() with __GFP_NORETRY up to a page,
- * vmalloc() above.  Not kvmalloc(), whose contiguous first try keeps
- * __GFP_RETRY_MAYFAIL: from about 262139 slots up it would reclaim and
- * compact for an order-8 to order-10 block in the build work before it
- * falls back to vmalloc().  Freed with kvfree().
- */
-static void *maglev_scratch_alloc(size_t bytes)
-{
-	size_t mem = 0;
-
-	return maglev_test_scratch(maglev_mem_alloc(bytes, &mem), bytes);
-}
-
-/*
- * A service's table descriptor with room for @nr destinations, and the
- * array of @nr backends its snapshot fills in; no table yet.
- */
-static struct maglev_lut *maglev_lut_alloc(u32 nr)
-{
-	struct maglev_lut *lut;
-	size_t mem = 0;
-
-	lut = maglev_mem_alloc(struct_size(lut, dest, nr), &mem);
-	if (!lut)
-		return NULL;
-	lut->mem = mem;
-	lut->be_mem = 0;
-	lut->nr = 0;
-	lut->shared = NULL;
-	lut->table = NULL;
-	lut->be = maglev_mem_alloc(array_size(nr, sizeof(*lut->be)),
-				   &lut->be_mem);
-	if (!lut->be) {
-		kvfree(lut);
-		return NULL;
-	}
-	return lut;
-}
-
-/*
- * Free a descriptor that holds references on its first lut->nr
- * destinations, and on its shared table if it has one (else the table
- * and backends are its own).
+ * Free a descriptor: put its first lut->nr destinations, and its shared
+ * table if it has one.
  */
 VISIBLE_IF_KUNIT void maglev_lut_free(struct maglev_lut *lut)
 {
 	u32 i;
 
-	/*
-	 * A removed destination lives in the IPVS trash until its last
-	 * reference is gone; whoever drops that reference frees it.
-	 */
+	/* A removed destination lives in the IPVS trash until its last put. */
 	for (i = 0; i < lut->nr; i++)
 		ip_vs_dest_put_and_free(lut->dest[i]);
-	if (lut->shared) {
+	if (lut->shared)
 		maglev_shared_put(lut->shared);
-	} else {
-		kvfree(lut->table);
-		kvfree(lut->be);
-	}
 	kvfree(lut);
 }
 
@@ -209,14 +121,20 @@ static void maglev_lut_free_rcu(struct rcu_head *head)
 	maglev_lut_free(container_of(head, struct maglev_lut, rcu));
 }
 
-/* Retire @ms's published table @lut: it stops counting as a user. */
+/* Retire a published descriptor: it stops counting as a user. */
 static void maglev_lut_retire(struct maglev_lut *lut)
 {
 	atomic_dec(&lut->shared->users);
 	call_rcu(&lut->rcu, maglev_lut_free_rcu);
 }
 
-void maglev_put(struct maglev_service *ms)
+/**
+ * maglev_svc_put() - drop a reference on a service's state
+ * @ms: the state; the last reference retires its table and frees it
+ *
+ * Context: process context.
+ */
+void maglev_svc_put(struct maglev_service *ms)
 {
 	struct maglev_lut *lut;
 
@@ -227,19 +145,17 @@ void maglev_put(struct maglev_service *ms)
 	if (lut)
 		maglev_lut_retire(lut);
 	mem_cgroup_put(ms->memcg);
-	if (ms->cache)
-		maglev_cache_put(ms->cache);
+	if (ms->builder)
+		maglev_builder_put(ms->builder);
 	kfree_rcu(ms, rcu);
 }
 
-/**
- * maglev_delay() - jiffies from @now until @when, within the hold-off's range
- * @now: the current jiffies
- * @when: jiffies at which something is due
- *
- * Return: 0 if @when has passed, else the time left, but never more than
- * %MAGLEV_HOLDOFF_MAX_MS: a time recorded long ago (jiffies wrap after
- * LONG_MAX, 24.8 days at HZ=1000) must not make anything wait that long.
+/* Timing */
+
+/*
+ * Jiffies from @now until @when: 0 if it has passed, and never more than
+ * %MAGLEV_HOLDOFF_MAX_MS, so that a time recorded before jiffies wrapped
+ * (LONG_MAX, 24.8 days at HZ=1000) makes nothing wait that long.
  */
 VISIBLE_IF_KUNIT unsigned long maglev_delay(unsigned long now,
 					    unsigned long when)
@@ -275,15 +191,12 @@ void maglev_queue(struct maglev_service *ms, unsigned long now,
  * maglev_changed() - record a configuration change of a service
  * @ms: the service's state
  *
- * Bumps its generation and queues its build, which is charged to the
- * memory cgroup of the calling task: the one that made the change.  That
- * reference replaces the one of an earlier change no build consumed yet.
- * A dead service takes no change: a sysctl write walks the namespace's
- * services under RCU without a reference, and may reach one after
- * done_service, whose last maglev_put() may already have put @ms->memcg.
+ * Bumps its generation and queues its build, charged to the memory cgroup
+ * of the calling task (replacing that of a change no build took yet).  A
+ * dead service takes no change: a sysctl write walks the services under
+ * RCU and may reach one whose last maglev_svc_put() put @ms->memcg.
  *
- * Context: process context (an IPVS callback or a sysctl write), may be
- * inside an RCU read-side section; takes @ms->lock.
+ * Context: process context, maybe under RCU; takes @ms->lock.
  */
 void maglev_changed(struct maglev_service *ms)
 {
@@ -301,32 +214,31 @@ void maglev_changed(struct maglev_service *ms)
 }
 
 /*
- * The memory cgroup the next build is charged to, now owned by the caller
- * (NULL: the build work's own, the root).  Context: takes @ms->lock.
+ * When a service's next build may start: @end of the last attempt plus
+ * the hold-off, or plus the attempt's duration @took when that is longer
+ * (up to %MAGLEV_HOLDOFF_LONG), so builds take at most about half a CPU.
  */
-static struct mem_cgroup *maglev_take_memcg(struct maglev_service *ms)
+VISIBLE_IF_KUNIT unsigned long
+maglev_next_build(unsigned long end, unsigned long took, unsigned long holdoff)
 {
-	struct mem_cgroup *memcg;
-
-	spin_lock(&ms->lock);
-	memcg = ms->memcg;
-	ms->memcg = NULL;
-	spin_unlock(&ms->lock);
-	return memcg;
+	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
 }
 
 /*
- * A build that ran out of memory gives its memory cgroup back for the
- * retry, unless a change meanwhile brought a newer one.
+ * Jiffies a build due now still waits for the hold-off: none for a retry
+ * (@retry, its own delay, has passed when it runs).
  */
-static void maglev_return_memcg(struct maglev_service *ms,
-				struct mem_cgroup *memcg)
+VISIBLE_IF_KUNIT unsigned long
+maglev_build_wait(unsigned long now, unsigned long next_build,
+		  unsigned long retry)
 {
-	spin_lock(&ms->lock);
-	if (!ms->memcg)
-		swap(ms->memcg, memcg);
-	spin_unlock(&ms->lock);
-	mem_cgroup_put(memcg);
+	return retry ? 0 : maglev_delay(now, next_build);
+}
+
+/* The next retry delay after a build ran out of memory, from @prev. */
+VISIBLE_IF_KUNIT unsigned long maglev_retry_delay(unsigned long prev)
+{
+	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
 }
 
 /* A sysctl changed the table size: rebuild the namespace's services. */
@@ -340,32 +252,35 @@ void maglev_rebuild_net(struct maglev_net *mn)
 	rcu_read_unlock();
 }
 
+/* Builds */
+
+/* Scratch of a build or a churn count, freed with kvfree(). */
+static void *maglev_scratch_alloc(size_t bytes)
+{
+	return maglev_test_scratch(maglev_mem_alloc(bytes, NULL), bytes);
+}
+
 /*
- * maglev_snapshot() - copy @ms's destinations into a new table descriptor
- *
- * Notes the generation and the namespace's table size under @ms->lock,
- * while the service is not dead, then walks the IPVS service's destination
- * list under RCU alone and takes a reference on each destination: IPVS's
- * configuration path, whose callbacks take @ms->lock, never spins while a
- * service of up to 65535 destinations is walked.  IPVS changes the list
- * under RCU, each change followed by its callback, which bumps @ms->gen
- * under @ms->lock: every change whose callback ran before the generation
- * was read is in the snapshot, and one that races the walk, in it or not,
- * is followed by another build.  The IPVS service outlives the walk: it
- * is freed a grace period after its deletion, but for ip_vs_add_service's
- * error path, which frees a service that has no destinations yet without
- * one (then nothing is walked).
- * Returns NULL with *@err set: -ENOMEM, -E2BIG for more than
- * MAGLEV_MAX_BACKENDS destinations (no reference taken), or -ESHUTDOWN for
- * a dead service.  *@size is the namespace's table size at that instant.
+ * A new descriptor holding a reference on each of @ms's destinations, and
+ * in *@be their backends (priv: the destination), freed with kvfree().
+ * The generation and table size are read under @ms->lock while not dead;
+ * the destination list is walked under RCU alone, so IPVS's callbacks
+ * never spin on a walk of 65535 destinations: a change that races the
+ * walk is followed by another build.  The IPVS service is freed a grace
+ * period after its deletion, but on ip_vs_add_service's error path, with
+ * no destinations to walk.  NULL with *@err: -ENOMEM, -E2BIG (more than
+ * MAGLEV_MAX_BACKENDS) or -ESHUTDOWN (dead).
  */
 VISIBLE_IF_KUNIT struct maglev_lut *
-maglev_snapshot(struct maglev_service *ms, u64 *gen, u32 *size, int *err)
+maglev_snapshot(struct maglev_service *ms, struct maglev_backend **be,
+		u64 *gen, u32 *size, int *err)
 {
 	struct maglev_lut *lut = NULL;
 	struct ip_vs_dest *dest;
 	u32 room = 0, n, i;
+	size_t mem;
 
+	*be = NULL;
 	for (;;) {
 		spin_lock(&ms->lock);
 		if (ms->dead) {
@@ -380,15 +295,21 @@ maglev_snapshot(struct maglev_service *ms, u64 *gen, u32 *size, int *err)
 		if (lut && n <= room)
 			break;
 		spin_unlock(&ms->lock);
-		if (lut)
-			maglev_lut_free(lut);
 		/* Destinations added meanwhile make it try again. */
+		kvfree(lut);
+		kvfree(*be);
 		room = n;
-		lut = maglev_lut_alloc(room);
-		if (!lut) {
+		mem = 0;
+		lut = maglev_mem_alloc(struct_size(lut, dest, room), &mem);
+		*be = maglev_mem_alloc(array_size(room, sizeof(**be)), NULL);
+		if (!lut || !*be) {
 			*err = -ENOMEM;
-			return NULL;
+			goto fail;
 		}
+		lut->mem = mem;
+		lut->nr = 0;
+		lut->shared = NULL;
+		lut->table = NULL;
 	}
 
 	*gen = ms->gen;
@@ -402,7 +323,7 @@ maglev_snapshot(struct maglev_service *ms, u64 *gen, u32 *size, int *err)
 	n = 0;
 	if (room) {
 		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
-			struct maglev_backend *b = &lut->be[n];
+			struct maglev_backend *b = &(*be)[n];
 			int weight = atomic_read(&dest->weight);
 
 			if (n == room)
@@ -421,7 +342,7 @@ maglev_snapshot(struct maglev_service *ms, u64 *gen, u32 *size, int *err)
 	lut->nr = n;
 
 	for (i = 0; i < lut->nr; i++) {
-		struct maglev_backend *b = &lut->be[i];
+		struct maglev_backend *b = &(*be)[i];
 		const struct ip_vs_dest *d = lut->dest[i];
 
 		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
@@ -433,93 +354,95 @@ maglev_snapshot(struct maglev_service *ms, u64 *gen, u32 *size, int *err)
 
 fail_unlock:
 	spin_unlock(&ms->lock);
-	if (lut)
-		maglev_lut_free(lut);
+fail:
+	kvfree(lut);
+	kvfree(*be);
+	*be = NULL;
 	return NULL;
 }
 
 /**
- * maglev_build_table() - build or find a service's new table and publish it
+ * maglev_build_table() - find or fill a service's new table and publish it
  * @ms: the service's state; the caller holds a reference
  *
- * Snapshots the destinations, sorts them by name and looks the inputs up
- * in the namespace's cache; only if no table there has them, fills a new
- * one.  Then publishes a new descriptor with the service's own
- * destinations on that table.  The memory is charged to the memory cgroup
- * of the task whose change queued the build (maglev_changed()), and may
- * fail rather than wake the OOM killer; the reference to that cgroup ends
- * with the build, but for one that ran out of memory, whose retry keeps
- * it.  A table found in the cache stays charged to the cgroup of the build
- * that filled it.  On failure the published table (if any) is left alone
- * and keeps serving.
+ * Looks the sorted snapshot up in the namespace's store and fills and
+ * inserts a table only if none has these inputs, then publishes a
+ * descriptor with the service's destinations on it.  The memory is charged
+ * to the memory cgroup of the change (maglev_changed()), held until the
+ * build ends or, if it ran out of memory, its retry; it may fail, never
+ * waking the OOM killer, and the published table keeps serving.
  *
- * Context: the namespace's build work (maglev_cache_work()), no locks
- * held; sleeps.
+ * Context: the namespace's build work, no locks held; sleeps.
  * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
  */
 VISIBLE_IF_KUNIT int maglev_build_table(struct maglev_service *ms)
 {
-	struct maglev_cache *c = ms->cache;
+	struct maglev_builder *b = ms->builder;
 	struct mem_cgroup *memcg, *old_memcg;
+	struct maglev_backend *be = NULL;
 	struct maglev_lut *lut, *old;
 	char name[MAGLEV_SVC_NAME_MAX];
 	struct maglev_shared *t, *ot;
 	const char *why = NULL;
 	void *work = NULL;
 	u32 size, nr = 0, onr, i;
-	u64 gen = 0, hash;
+	u64 gen = 0, hash, t0;
 	int ret;
 
-	memcg = maglev_take_memcg(ms);
+	spin_lock(&ms->lock);
+	memcg = ms->memcg;
+	ms->memcg = NULL;
+	spin_unlock(&ms->lock);
 	old_memcg = set_active_memcg(memcg);
-	lut = maglev_snapshot(ms, &gen, &size, &ret);
+	lut = maglev_snapshot(ms, &be, &gen, &size, &ret);
 	if (!lut) {
 		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
 		goto fail;
 	}
 	nr = lut->nr;
 
-	/*
-	 * Only this namespace's build work replaces the table, one service
-	 * at a time.
-	 */
+	/* Only this namespace's build work replaces the table. */
 	old = rcu_dereference_protected(ms->lut, true);
 	ot = old ? old->shared : NULL;
 	onr = old ? old->nr : 0;
 
 	size = maglev_fit_size(size, nr);
-	maglev_sort_backends(lut->be, nr);
+	maglev_sort_backends(be, nr);
 	/*
 	 * The references follow the backends' order.  Only the sort needs
-	 * priv: the backends may become a shared table, which outlives this
-	 * service's references, so it keeps no pointer to them.
+	 * priv: a shared table outlives this service's references.
 	 */
 	for (i = 0; i < nr; i++) {
-		lut->dest[i] = lut->be[i].priv;
-		lut->be[i].priv = NULL;
+		lut->dest[i] = be[i].priv;
+		be[i].priv = NULL;
 	}
-	hash = maglev_inputs_hash(size, lut->be, nr);
+	hash = maglev_inputs_hash(size, be, nr);
 
-	t = maglev_cache_find(c, size, lut->be, nr, hash);
-	if (!t) {
+	t = maglev_cache_find(b->cache, size, be, nr, hash);
+	if (t) {
+		WRITE_ONCE(b->found, b->found + 1);
+	} else {
 		/* The scratch area serves maglev_build() and maglev_churn(). */
 		work = maglev_scratch_alloc(maglev_work_bytes(size,
 							      max(nr, onr)));
-		if (!work) {
+		t = work ? maglev_shared_alloc(size, be, nr) : NULL;
+		if (!t) {
 			ret = -ENOMEM;
 			why = "out of memory";
 			goto fail_lut;
 		}
-		t = maglev_shared_fill(c, size, lut->be, nr, hash, work, &why,
-				       &ret);
-		if (!t)
+		t0 = ktime_get_ns();
+		ret = maglev_build(t->table, size, t->be, nr, work, NULL, &why);
+		t->build_ns = ktime_get_ns() - t0;
+		if (ret) {
+			kvfree(t);
 			goto fail_lut;
+		}
+		maglev_cache_insert(b->cache, t, hash);
 	}
-	/* The table keeps its own copy of the backends. */
-	kvfree(lut->be);
+	kvfree(be);
 	lut->shared = t;
 	lut->table = t->table;
-	lut->be = t->be;
 
 	if (!ot) {
 		lut->churn = t->table->nr_filled;
@@ -530,7 +453,7 @@ VISIBLE_IF_KUNIT int maglev_build_table(struct maglev_service *ms)
 		lut->churn = t->churn;
 	} else {
 		/*
-		 * A table from the cache needs scratch only for the churn: a
+		 * A table from the store needs scratch only for the churn: a
 		 * u16 per old backend.  Without it the table is published
 		 * with the churn unknown: a statistic never keeps a ready
 		 * table from serving.
@@ -538,8 +461,8 @@ VISIBLE_IF_KUNIT int maglev_build_table(struct maglev_service *ms)
 		if (!work)
 			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
 		if (work) {
-			lut->churn = maglev_churn(ot->table, ot->be, ot->nr,
-						  t->table, t->be, t->nr, work);
+			lut->churn = maglev_churn(ot->table, ot->be, onr,
+						  t->table, t->be, nr, work);
 			t->churn_from = ot->id;
 			t->churn = lut->churn;
 		} else {
@@ -568,117 +491,40 @@ VISIBLE_IF_KUNIT int maglev_build_table(struct maglev_service *ms)
 
 fail_lut:
 	kvfree(work);
+	kvfree(be);
 	maglev_lut_free(lut);
 fail:
 	set_active_memcg(old_memcg);
-	if (ret == -ENOMEM)
-		maglev_return_memcg(ms, memcg);
+	spin_lock(&ms->lock);
+	/* The retry is charged to it too, unless a change brought another. */
+	if (ret == -ENOMEM && !ms->memcg)
+		swap(ms->memcg, memcg);
+	/* The IPVS service is named only while it lives (maglev_snapshot()). */
+	if (ms->dead)
+		ret = -ESHUTDOWN;
 	else
-		mem_cgroup_put(memcg);
+		maglev_svc_name(name, sizeof(name), ms->svc);
+	spin_unlock(&ms->lock);
+	mem_cgroup_put(memcg);
 	if (ret == -ESHUTDOWN)
 		return ret;
 	if (ret == -ENOMEM)
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
 		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
-	/* The IPVS service is named only while it lives (maglev_snapshot()). */
-	spin_lock(&ms->lock);
-	if (ms->dead) {
-		spin_unlock(&ms->lock);
-		return -ESHUTDOWN;
-	}
-	maglev_svc_name(name, sizeof(name), ms->svc);
-	spin_unlock(&ms->lock);
 	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
 			    name, nr, why ? why : "out of memory", ret,
 			    ret == -ENOMEM ? "; retrying" : "");
 	return ret;
 }
 
-/**
- * maglev_next_build() - when a service's next build may start
- * @end: jiffies at the end of the attempt that just finished
- * @took: its duration in jiffies
- * @holdoff: the namespace's hold-off in jiffies
- *
- * Return: @end plus the hold-off, or plus the attempt's duration when that
- * is longer (up to %MAGLEV_HOLDOFF_LONG): builds take at most about half
- * of a CPU per service.
+/*
+ * Build @ms, taken off its namespace's ready list, unless the hold-off
+ * started again meanwhile (then its work is queued for the end of it);
+ * set the next hold-off, and queue a retry after a build that ran out of
+ * memory.
  */
-VISIBLE_IF_KUNIT unsigned long
-maglev_next_build(unsigned long end, unsigned long took, unsigned long holdoff)
-{
-	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
-}
-
-/**
- * maglev_build_wait() - how long a build that is due now must still wait
- * @now: the current jiffies
- * @next_build: end of the hold-off after the last attempt
- * @retry: the current retry delay, 0 if the last attempt did not run out
- *	of memory
- *
- * A retry does not wait for the hold-off (its own delay, 10 ms doubling to
- * 1 s, has passed when it runs); anything else does, bounded by
- * maglev_delay().
- *
- * Return: jiffies to wait, 0 to build now.
- */
-VISIBLE_IF_KUNIT unsigned long
-maglev_build_wait(unsigned long now, unsigned long next_build,
-		  unsigned long retry)
-{
-	return retry ? 0 : maglev_delay(now, next_build);
-}
-
-/**
- * maglev_retry_delay() - the delay before retrying a build that ran out of memory
- * @prev: the previous retry delay, 0 after a build that did not
- *
- * Return: %MAGLEV_RETRY_MIN, then twice @prev up to %MAGLEV_RETRY_MAX.
- */
-VISIBLE_IF_KUNIT unsigned long maglev_retry_delay(unsigned long prev)
-{
-	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
-}
-
-/**
- * maglev_build_work() - a service's build is due
- * @work: the service's delayed work
- *
- * Unless the hold-off still runs, the service joins its namespace's ready
- * list (maglev_cache_ready()) with this work's reference.
- */
-void maglev_build_work(struct work_struct *work)
-{
-	struct maglev_service *ms = container_of(to_delayed_work(work),
-						 struct maglev_service, work);
-	unsigned long now = jiffies, wait;
-
-	spin_lock(&ms->lock);
-	wait = maglev_build_wait(now, ms->next_build, ms->retry);
-	if (wait || ms->dead) {
-		maglev_queue(ms, now, wait);
-		spin_unlock(&ms->lock);
-		maglev_put(ms);
-		return;
-	}
-	spin_unlock(&ms->lock);
-	maglev_cache_ready(ms);
-}
-
-/**
- * maglev_build_service() - build a service's table, its turn having come
- * @ms: the service, taken off its namespace's ready list; the caller
- *	holds a reference
- *
- * Builds unless the hold-off started again meanwhile (then the service's
- * work is queued for its end), sets the next hold-off, and queues a retry
- * after a build that ran out of memory.
- *
- * Context: the namespace's build work, no locks held; sleeps.
- */
-void maglev_build_service(struct maglev_service *ms)
+static void maglev_build_service(struct maglev_service *ms)
 {
 	unsigned long start = jiffies, wait, end;
 	unsigned int holdoff;
@@ -708,4 +554,140 @@ void maglev_build_service(struct maglev_service *ms)
 		ms->retry = 0;
 	}
 	spin_unlock(&ms->lock);
+}
+
+/* The build queue */
+
+/* Queue the namespace's build work if a service is ready.  @b->lock held. */
+static void maglev_builder_kick(struct maglev_builder *b)
+{
+	lockdep_assert_held(&b->lock);
+	if (list_empty(&b->ready))
+		return;
+	/* The caller holds a reference too: this one is never the last. */
+	refcount_inc(&b->ref);
+	if (!queue_work(maglev_wq, &b->work))
+		refcount_dec(&b->ref);
+}
+
+/*
+ * The namespace's build work: build the first ready service, then queue
+ * itself again behind whatever the workqueue holds, other namespaces'
+ * builds included.
+ */
+static void maglev_builder_work(struct work_struct *work)
+{
+	struct maglev_builder *b = container_of(work, struct maglev_builder,
+						work);
+	struct maglev_service *ms;
+
+	spin_lock(&b->lock);
+	ms = list_first_entry_or_null(&b->ready, struct maglev_service,
+				      ready_node);
+	if (ms)
+		list_del_init(&ms->ready_node);
+	spin_unlock(&b->lock);
+
+	if (ms) {
+		maglev_build_service(ms);
+		maglev_svc_put(ms);
+	}
+
+	spin_lock(&b->lock);
+	maglev_builder_kick(b);
+	spin_unlock(&b->lock);
+	maglev_builder_put(b);
+}
+
+/**
+ * maglev_builder_alloc() - a namespace's empty build queue and table store
+ *
+ * Return: the builder with one reference (the namespace's), or NULL.
+ */
+struct maglev_builder *maglev_builder_alloc(void)
+{
+	struct maglev_builder *b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+
+	if (!b)
+		return NULL;
+	b->cache = maglev_cache_alloc();
+	if (!b->cache) {
+		kfree(b);
+		return NULL;
+	}
+	refcount_set(&b->ref, 1);
+	spin_lock_init(&b->lock);
+	INIT_LIST_HEAD(&b->ready);
+	INIT_WORK(&b->work, maglev_builder_work);
+	return b;
+}
+
+/**
+ * maglev_builder_put() - drop a reference on a namespace's builder
+ * @b: the builder; the last reference frees it and puts its store
+ *
+ * Context: process context.
+ */
+void maglev_builder_put(struct maglev_builder *b)
+{
+	if (!refcount_dec_and_test(&b->ref))
+		return;
+	WARN_ON_ONCE(!list_empty(&b->ready));
+	maglev_cache_put(b->cache);
+	kfree(b);
+}
+
+/**
+ * maglev_builder_cancel() - take a dead service off the ready list
+ * @ms: the service
+ *
+ * Context: process context, no lock held.
+ */
+void maglev_builder_cancel(struct maglev_service *ms)
+{
+	struct maglev_builder *b = ms->builder;
+	bool listed;
+
+	spin_lock(&b->lock);
+	listed = !list_empty(&ms->ready_node);
+	if (listed)
+		list_del_init(&ms->ready_node);
+	spin_unlock(&b->lock);
+	if (listed)
+		maglev_svc_put(ms);
+}
+
+/**
+ * maglev_build_work() - a service's build is due
+ * @work: the service's delayed work
+ *
+ * Unless the hold-off still runs, the service joins its namespace's ready
+ * list with this work's reference (or drops it if listed already).
+ */
+void maglev_build_work(struct work_struct *work)
+{
+	struct maglev_service *ms = container_of(to_delayed_work(work),
+						 struct maglev_service, work);
+	struct maglev_builder *b = ms->builder;
+	unsigned long now = jiffies, wait;
+	bool listed;
+
+	spin_lock(&ms->lock);
+	wait = maglev_build_wait(now, ms->next_build, ms->retry);
+	if (wait || ms->dead) {
+		maglev_queue(ms, now, wait);
+		spin_unlock(&ms->lock);
+		maglev_svc_put(ms);
+		return;
+	}
+	spin_unlock(&ms->lock);
+
+	spin_lock(&b->lock);
+	listed = !list_empty(&ms->ready_node);
+	if (!listed)
+		list_add_tail(&ms->ready_node, &b->ready);
+	maglev_builder_kick(b);
+	spin_unlock(&b->lock);
+	if (listed)
+		maglev_svc_put(ms);
 }

@@ -480,8 +480,8 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	ms->gen = 1;
 	ms->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_LIST_HEAD(&ms->ready_node);
-	refcount_inc(&mn->cache->ref);
-	ms->cache = mn->cache;
+	refcount_inc(&mn->builder->ref);
+	ms->builder = mn->builder;
 
 	svc->sched_data = ms;
 	spin_lock(&mn->lock);
@@ -518,9 +518,9 @@ VISIBLE_IF_KUNIT void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 	ms->dead = true;
 	spin_unlock(&ms->lock);
 	if (cancel_delayed_work(&ms->work))
-		maglev_put(ms);
-	maglev_cache_cancel(ms);
-	maglev_put(ms);
+		maglev_svc_put(ms);
+	maglev_builder_cancel(ms);
+	maglev_svc_put(ms);
 }
 
 /* add_dest, del_dest, upd_dest: IPVS has changed the destination list. */
@@ -743,8 +743,8 @@ static int __net_init maglev_net_init(struct net *net)
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
 		return ret;
-	mn->cache = maglev_cache_alloc();
-	if (!mn->cache) {
+	mn->builder = maglev_builder_alloc();
+	if (!mn->builder) {
 		ret = -ENOMEM;
 		goto fail_key;
 	}
@@ -759,7 +759,7 @@ static int __net_init maglev_net_init(struct net *net)
 fail_sysctl:
 	maglev_sysctl_unregister(mn);
 fail_cache:
-	maglev_cache_put(mn->cache);
+	maglev_builder_put(mn->builder);
 fail_key:
 	kfree_sensitive(rcu_dereference_protected(mn->key, true));
 	return ret;
@@ -775,7 +775,7 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 */
 	maglev_proc_exit(net);
 	maglev_sysctl_unregister(mn);
-	maglev_cache_put(mn->cache);
+	maglev_builder_put(mn->builder);
 	call_rcu(&rcu_dereference_protected(mn->key, true)->rcu,
 		 maglev_key_free_rcu);
 }

@@ -44,8 +44,7 @@ static size_t maglev_state_mem(void)
  * @seq: the file
  * @ms: the service's state
  *
- * Every table field of the record (table_gen included) comes from one
- * table, the one published when @ms->gen was read.
+ * Every table field comes from the table published when @ms->gen was read.
  *
  * Context: RCU read lock held; takes @ms->lock.
  */
@@ -62,11 +61,9 @@ VISIBLE_IF_KUNIT void maglev_show_service(struct seq_file *seq,
 	size_t mem = maglev_state_mem();
 
 	/*
-	 * IPVS may free the service without a grace period once done_service
-	 * ran (ip_vs_add_service's error path): read it only under the lock,
-	 * while the state is not dead.  A dead one, being deleted, has no
-	 * record.  The table is published under the lock, so it is the one of
-	 * this generation.
+	 * IPVS may free the service without a grace period after done_service
+	 * (ip_vs_add_service's error path): read it under the lock while not
+	 * dead.  A dead one has no record.
 	 */
 	spin_lock(&ms->lock);
 	if (ms->dead) {
@@ -103,25 +100,21 @@ VISIBLE_IF_KUNIT void maglev_show_service(struct seq_file *seq,
 		   gen, table_gen, mem, sh ? sh->id : 0, users,
 		   sh ? sh->mem : 0);
 	for (i = 0; i < nr; i++) {
-		const struct maglev_backend *b = &lut->be[i];
+		const struct maglev_backend *b = &sh->be[i];
 
 		seq_printf(seq, "  dest %.*s weight %u slots %u\n",
 			   (int)b->name_len, b->name, b->weight, b->slots);
 	}
 }
 
-/*
- * The namespace's line, before its services: how many services, shared
- * tables and fills, and the bytes of all of them with each table counted
- * once.
- */
+/* The namespace's line: its services and tables, each table's bytes once. */
 static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 {
-	struct maglev_cache *c = mn->cache;
+	struct maglev_cache *c = mn->builder->cache;
 	const struct maglev_service *ms;
 	const struct maglev_lut *lut;
 	u32 services = 0, tables;
-	u64 fills, found;
+	u64 fills;
 	size_t mem = 0;
 
 	list_for_each_entry_rcu(ms, &mn->services, node) {
@@ -133,19 +126,15 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 	}
 	spin_lock_bh(&c->lock);
 	tables = c->tables;
-	fills = c->fills;
-	found = c->found;
+	fills = c->next_id;
 	mem += c->mem;
 	spin_unlock_bh(&c->lock);
 	seq_printf(seq,
 		   "namespace services %u tables %u fills %llu found %llu mem %zu\n",
-		   services, tables, fills, found, mem);
+		   services, tables, fills, READ_ONCE(mn->builder->found), mem);
 }
 
-/*
- * The namespace's line, then one record per service of the reader's
- * namespace, under RCU; nothing at all without a service.
- */
+/* The namespace's line, then one record per service; nothing without one. */
 static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 	__acquires(RCU)
 {

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * maglev_sched.h - the IPVS glue's shared state: one namespace's settings,
- * one service's state and its published table, and the functions the glue's
- * files (maglev_main.c, maglev_build.c, maglev_share.c, maglev_proc.c)
- * call across.
- * Kernel only; the table algorithm's interface is maglev_table.h.
+ * maglev_sched.h - the IPVS glue's shared state (a namespace's, its table
+ * store's and build queue's, a service's and its published table's) and
+ * the functions the glue's files call across.  Kernel only; the table
+ * algorithm's interface is maglev_table.h.
  */
 #ifndef _MAGLEV_SCHED_H
 #define _MAGLEV_SCHED_H
 
 #include <linux/gfp.h>
+#include <linux/hashtable.h>
 #include <linux/jiffies.h>
 #include <linux/limits.h>
 #include <linux/mutex.h>
@@ -52,10 +52,7 @@ union nf_inet_addr;
 #define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN)
 
-/*
- * maglev_lut.churn when the build had no memory to count it; /proc shows
- * "churn -".
- */
+/* maglev_lut.churn when there was no memory to count it: "churn -". */
 #define MAGLEV_CHURN_UNKNOWN	U32_MAX
 
 /* Retry delays of a build that ran out of memory. */
@@ -99,12 +96,12 @@ struct maglev_key {
  * @net: the namespace
  * @ctl: this namespace's copy of the sysctl table
  * @sysctl: its registration
- * @cache: the namespace's shared tables and build queue (one reference)
+ * @builder: the namespace's build queue and table cache (one reference)
  */
 struct maglev_net {
 	spinlock_t lock;	/* protects services (writers) */
 	struct list_head services;
-	struct maglev_cache *cache;
+	struct maglev_builder *builder;
 	struct maglev_key __rcu *key;
 	unsigned int table_size;
 	unsigned int holdoff_ms;
@@ -115,103 +112,76 @@ struct maglev_net {
 };
 
 /**
- * struct maglev_cache - a namespace's shared tables and its build queue
- * @ref: one for the namespace, one for each service, each shared table
- *	and the queued @work
- * @lock: protects @bucket, @ready, the services' @ready_node, @tables and
- *	@mem; taken with BH disabled, since a shared table's last reference
- *	may drop in an RCU callback
- * @ready: services whose build is due, first come first served
- * @work: builds the services of @ready one at a time, one per run
- * @fills: tables filled (maglev_build() runs that succeeded)
- * @found: builds that found their table in the cache instead
- * @next_id: the id of the last table filled
- * @tables: shared tables in the cache
+ * struct maglev_cache - a namespace's store of shared tables
+ * @ref: one for the namespace's builder, one for each table in it
+ * @lock: serialises inserts and removals; lookups run under RCU.  Taken
+ *	with BH disabled: a table's last put may run in an RCU callback
+ * @next_id: the id of the last table inserted, the number of inserts
+ * @tables: tables in the store
  * @mem: bytes of those tables
- * @bucket: the tables by maglev_inputs_hash()
- *
- * One work item per namespace builds its services' tables, so a namespace
- * never runs two builds at once: identical tables are built once, and a
- * namespace with a long build queue takes one worker of the shared
- * workqueue while the other namespaces' builds run on the others.  The
- * cache outlives the namespace while services, tables or builds hold it.
+ * @hash: the tables by maglev_inputs_hash()
  */
 struct maglev_cache {
 	refcount_t ref;
 	spinlock_t lock;	/* see above */
-	struct list_head ready;
-	struct work_struct work;
-	u64 fills;
-	u64 found;
 	u64 next_id;
 	u32 tables;
 	size_t mem;
-	struct hlist_head bucket[1 << MAGLEV_CACHE_BITS];
+	DECLARE_HASHTABLE(hash, MAGLEV_CACHE_BITS);
 };
 
 /**
  * struct maglev_shared - an immutable table that services share
- * @node: entry in its cache's bucket (maglev_cache.lock)
- * @cache: the namespace's cache (one reference)
+ * @node: entry in its cache (RCU)
+ * @cache: the cache (one reference)
  * @ref: one for each service table (struct maglev_lut) built on it
  * @users: services whose published table it is, shown in /proc
- * @size: table size M
- * @nr: number of backends
  * @hash: maglev_inputs_hash() of M and the backends
  * @id: the table's number in its namespace (1, 2, ...), shown in /proc
  * @build_ns: duration of its maglev_build()
- * @mem: bytes allocated for it: this structure, then @be, then @table, in
- *	one allocation
+ * @mem: bytes of its one allocation: this structure, @be, then @table
  * @churn_from: @id of the table @churn was counted against, 0 for none
  * @churn: slots whose owner differs from those of table @churn_from
- * @table: the slots; entries index @be (and each service's destinations)
+ * @rcu: frees it a grace period after its last put
+ * @table: the slots, with M and the number of backends; entries index @be
+ *	(and each service's destinations)
  * @be: the backends in name order: the inputs and their slot counts
  *
- * Services of a namespace whose inputs are the same (M, backend names,
- * weights and drain weights, compared exactly) share one.  Immutable once
- * in the cache, but for @users and the churn memo (@churn_from, @churn),
- * which only the namespace's build work uses.  The last reference drops
- * when the last service table built on it is freed, a grace period after
- * it was replaced, so no lookup can still read it.
+ * Immutable once in the cache, but for @users and the churn memo, which
+ * only the namespace's build work writes.
  */
 struct maglev_shared {
 	struct hlist_node node;
 	struct maglev_cache *cache;
 	refcount_t ref;
 	atomic_t users;
-	u32 size;
-	u32 nr;
 	u64 hash;
 	u64 id;
 	u64 build_ns;
 	size_t mem;
 	u64 churn_from;
 	u32 churn;
+	struct rcu_head rcu;
 	struct maglev_table *table;
 	struct maglev_backend *be;
 };
 
 /**
  * struct maglev_lut - a service's published table with its destinations
- * @rcu: frees the descriptor (dropping the destination references and the
- *	reference on @shared) after a grace period
+ * @rcu: frees it (and puts the destinations and @shared) after a grace
+ *	period
  * @nr: number of destinations (backends)
  * @churn: slots whose owner changed against the previous table, or
  *	%MAGLEV_CHURN_UNKNOWN
  * @builds: tables published for the service, this one included
- * @gen: generation (maglev_service.gen) of the configuration snapshot it
- *	was built from
- * @mem: bytes requested for this descriptor and its destination array
- * @be_mem: bytes requested for @be while they are the snapshot's own
- * @shared: the shared table, one reference; NULL before the build found
- *	or filled one, and then @table and @be are this descriptor's own
- * @table: the slot table (@shared's); entries index @dest and @be
- * @be: the backends in name order (@shared's), for /proc and churn
- * @dest: the service's destinations in backend (name) order, one
+ * @gen: generation (maglev_service.gen) of the snapshot it was built from
+ * @mem: bytes of this descriptor
+ * @shared: the shared table, one reference; NULL until the build has one
+ * @table: @shared's slots, read by the lookup without loading @shared
+ * @dest: the service's destinations in @shared's backend order, one
  *	reference each
  *
- * Immutable once published.  The lookup reads @table and @dest from here,
- * as before tables were shared: no extra dependent load.
+ * Immutable once published.
  */
 struct maglev_lut {
 	struct rcu_head rcu;
@@ -220,11 +190,29 @@ struct maglev_lut {
 	u64 builds;
 	u64 gen;
 	size_t mem;
-	size_t be_mem;
 	struct maglev_shared *shared;
 	struct maglev_table *table;
-	struct maglev_backend *be;
 	struct ip_vs_dest *dest[];
+};
+
+/**
+ * struct maglev_builder - a namespace's build queue
+ * @ref: one for the namespace, one for each service and the queued @work
+ * @lock: protects @ready and the services' @ready_node
+ * @ready: services whose build is due, first come first served
+ * @work: builds the services of @ready one at a time, one per run
+ * @cache: the namespace's shared tables (one reference)
+ * @found: builds that found their table in @cache
+ *
+ * It outlives the namespace while services or queued builds hold it.
+ */
+struct maglev_builder {
+	refcount_t ref;
+	spinlock_t lock;	/* see above */
+	struct list_head ready;
+	struct work_struct work;
+	struct maglev_cache *cache;
+	u64 found;
 };
 
 /**
@@ -233,26 +221,22 @@ struct maglev_lut {
  * @mn: the namespace's state
  * @svc: the IPVS service; read only by the callbacks, and by the build and
  *	/proc under @lock while not @dead
- * @lut: the published table, or NULL before the first build; written by
- *	the build work under @lock, read under RCU
+ * @lut: the published table, or NULL before the first build (RCU)
  * @lock: protects @gen, @dead, @retry, @next_build, @due, @memcg and
  *	publishing, and keeps @svc alive while not @dead
  * @gen: configuration changes seen (the published table's is @lut->gen)
  * @dead: set by done_service; no build is queued or published after it
- * @ref: one for the IPVS service, one for each queued build work
- * @work: the build work
- * @retry: current retry delay in jiffies after a failed allocation, 0 when
- *	the last build did not run out of memory
+ * @ref: one for the IPVS service, the queued @work and the ready list
+ * @work: waits out the hold-off or the retry delay, then joins @builder
+ * @retry: current retry delay after a build ran out of memory, else 0
  * @next_build: jiffies before which no build starts, but for a retry
- * @due: jiffies at which the queued work runs (valid while it is queued)
+ * @due: jiffies at which the queued @work runs (valid while queued)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
- * @memcg: memory cgroup of the task that made the latest change, which the
- *	next build is charged to; NULL once a build took it (a build that ran
- *	out of memory gives it back for its retry)
- * @cache: the namespace's table cache and build queue (one reference)
- * @ready_node: entry in @cache's ready list while a build is due
- *	(maglev_cache.lock); holds a reference of @ref
+ * @memcg: memory cgroup of the latest change, which the next build is
+ *	charged to; NULL once a build took it
+ * @builder: the namespace's builder (one reference)
+ * @ready_node: entry in @builder's ready list
  * @rcu: frees this structure after a grace period
  */
 struct maglev_service {
@@ -271,7 +255,7 @@ struct maglev_service {
 	u64 alloc_fail;
 	u64 build_fail;
 	struct mem_cgroup *memcg;
-	struct maglev_cache *cache;
+	struct maglev_builder *builder;
 	struct list_head ready_node;
 	struct rcu_head rcu;
 };
@@ -284,16 +268,17 @@ static inline struct maglev_net *maglev_pernet(struct net *net)
 	return net_generic(net, maglev_net_id);
 }
 
-/* maglev_build.c: names, table life cycle, builds */
+/* maglev_build.c: names, the build queue, builds, publishing */
 void maglev_svc_name(char *buf, size_t len, const struct ip_vs_service *svc);
-void *maglev_mem_alloc(size_t bytes, size_t *mem);
-void maglev_put(struct maglev_service *ms);
+void maglev_svc_put(struct maglev_service *ms);
 void maglev_queue(struct maglev_service *ms, unsigned long now,
 		  unsigned long delay);
 void maglev_changed(struct maglev_service *ms);
 void maglev_rebuild_net(struct maglev_net *mn);
 void maglev_build_work(struct work_struct *work);
-void maglev_build_service(struct maglev_service *ms);
+struct maglev_builder *maglev_builder_alloc(void);
+void maglev_builder_put(struct maglev_builder *b);
+void maglev_builder_cancel(struct maglev_service *ms);
 
 #ifdef MAGLEV_KUNIT
 /* kunit/maglev_glue_test.c: sees every build scratch area, may fail it. */
@@ -305,20 +290,19 @@ static inline void *maglev_test_scratch(void *p, size_t bytes)
 }
 #endif
 
-/* maglev_share.c: a namespace's shared tables and build queue */
+/* maglev_share.c: a namespace's store of shared tables */
+void *maglev_mem_alloc(size_t bytes, size_t *mem);
 struct maglev_cache *maglev_cache_alloc(void);
 void maglev_cache_put(struct maglev_cache *c);
-void maglev_cache_ready(struct maglev_service *ms);
-void maglev_cache_cancel(struct maglev_service *ms);
-void maglev_cache_work(struct work_struct *work);
 u64 maglev_inputs_hash(u32 size, const struct maglev_backend *be, u32 nr);
+struct maglev_shared *maglev_shared_alloc(u32 size,
+					  const struct maglev_backend *be,
+					  u32 nr);
 struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
 					const struct maglev_backend *be,
 					u32 nr, u64 hash);
-struct maglev_shared *maglev_shared_fill(struct maglev_cache *c, u32 size,
-					 const struct maglev_backend *be,
-					 u32 nr, u64 hash, void *work,
-					 const char **why, int *err);
+void maglev_cache_insert(struct maglev_cache *c, struct maglev_shared *t,
+			 u64 hash);
 void maglev_shared_put(struct maglev_shared *t);
 
 /* maglev_proc.c: /proc/net/ip_vs_maglev */
@@ -346,7 +330,8 @@ int maglev_addr_name(char *buf, size_t len, int af,
 		     const union nf_inet_addr *addr, __be16 port);
 void maglev_lut_free(struct maglev_lut *lut);
 unsigned long maglev_delay(unsigned long now, unsigned long when);
-struct maglev_lut *maglev_snapshot(struct maglev_service *ms, u64 *gen,
+struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
+				   struct maglev_backend **be, u64 *gen,
 				   u32 *size, int *err);
 int maglev_build_table(struct maglev_service *ms);
 unsigned long maglev_next_build(unsigned long end, unsigned long took,

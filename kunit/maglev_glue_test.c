@@ -212,6 +212,7 @@ static struct maglev_service *test_service(struct kunit *test,
 
 static void maglev_snapshot_test(struct kunit *test)
 {
+	struct maglev_backend *be;
 	struct ip_vs_dest *d[4];
 	struct maglev_service *ms;
 	struct maglev_lut *lut;
@@ -228,36 +229,37 @@ static void maglev_snapshot_test(struct kunit *test)
 	atomic_set(&d[3]->last_weight, 0);	/* added with weight 0 */
 	ms = test_service(test, d, 4);
 
-	lut = maglev_snapshot(ms, &gen, &size, &err);
+	lut = maglev_snapshot(ms, &be, &gen, &size, &err);
 	KUNIT_ASSERT_NOT_NULL(test, lut);
 	KUNIT_EXPECT_EQ(test, gen, 7ULL);
 	KUNIT_EXPECT_EQ(test, size, 251U);
 	KUNIT_ASSERT_EQ(test, lut->nr, 4U);
 	for (i = 0; i < 4; i++) {
 		KUNIT_EXPECT_PTR_EQ(test, lut->dest[i], d[i]);
-		KUNIT_EXPECT_PTR_EQ(test, lut->be[i].priv, (void *)d[i]);
+		KUNIT_EXPECT_PTR_EQ(test, be[i].priv, (void *)d[i]);
 		/* One reference for the snapshot. */
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 2U);
 	}
-	KUNIT_EXPECT_EQ(test, lut->be[0].weight, 3U);
-	KUNIT_EXPECT_EQ(test, lut->be[0].drain_weight, 0U);
-	KUNIT_EXPECT_EQ(test, lut->be[1].weight, (u32)INT_MAX);
-	KUNIT_EXPECT_EQ(test, lut->be[2].weight, 0U);
-	KUNIT_EXPECT_EQ(test, lut->be[2].drain_weight, 5U);
-	KUNIT_EXPECT_EQ(test, lut->be[3].drain_weight, 0U);
-	KUNIT_EXPECT_EQ(test, (int)lut->be[1].name_len,
+	KUNIT_EXPECT_EQ(test, be[0].weight, 3U);
+	KUNIT_EXPECT_EQ(test, be[0].drain_weight, 0U);
+	KUNIT_EXPECT_EQ(test, be[1].weight, (u32)INT_MAX);
+	KUNIT_EXPECT_EQ(test, be[2].weight, 0U);
+	KUNIT_EXPECT_EQ(test, be[2].drain_weight, 5U);
+	KUNIT_EXPECT_EQ(test, be[3].drain_weight, 0U);
+	KUNIT_EXPECT_EQ(test, (int)be[1].name_len,
 			(int)strlen("[fd00::2]:80"));
-	KUNIT_EXPECT_EQ(test, memcmp(lut->be[1].name, "[fd00::2]:80",
-				     lut->be[1].name_len), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(be[1].name, "[fd00::2]:80",
+				     be[1].name_len), 0);
 	KUNIT_EXPECT_GT(test, lut->mem, (size_t)0);
 
 	maglev_lut_free(lut);
+	kvfree(be);
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
 
 	/* More than 65535 destinations: refused before any reference. */
 	ms->svc->num_dests = MAGLEV_MAX_BACKENDS + 1;
-	lut = maglev_snapshot(ms, &gen, &size, &err);
+	lut = maglev_snapshot(ms, &be, &gen, &size, &err);
 	KUNIT_EXPECT_NULL(test, lut);
 	KUNIT_EXPECT_EQ(test, err, -E2BIG);
 	for (i = 0; i < 4; i++)
@@ -266,7 +268,7 @@ static void maglev_snapshot_test(struct kunit *test)
 
 	/* A deleted service gives no snapshot and takes no reference. */
 	ms->dead = true;
-	lut = maglev_snapshot(ms, &gen, &size, &err);
+	lut = maglev_snapshot(ms, &be, &gen, &size, &err);
 	KUNIT_EXPECT_NULL(test, lut);
 	KUNIT_EXPECT_EQ(test, err, -ESHUTDOWN);
 	for (i = 0; i < 4; i++)
@@ -451,6 +453,21 @@ static void maglev_queue_test(struct kunit *test)
 
 /* ------------------------------------------------------------------ */
 
+/* A table of @be filled and inserted into @c, as a build does. */
+static struct maglev_shared *test_fill(struct kunit *test,
+				       struct maglev_cache *c, u32 size,
+				       const struct maglev_backend *be, u32 nr,
+				       void *work)
+{
+	struct maglev_shared *t = maglev_shared_alloc(size, be, nr);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, 0, maglev_build(t->table, size, t->be, nr, work,
+					      NULL, NULL));
+	maglev_cache_insert(c, t, maglev_inputs_hash(size, be, nr));
+	return t;
+}
+
 #define FB_N	5
 #define FB_SIZE	251
 
@@ -462,13 +479,18 @@ static struct maglev_lut *test_lut_ms(struct kunit *test,
 				      struct ip_vs_dest **d,
 				      struct maglev_service **msp)
 {
+	struct maglev_cache *c = maglev_cache_alloc();
+	struct maglev_backend *be;
 	struct maglev_service *ms;
+	struct maglev_shared *t;
 	struct maglev_lut *lut;
 	void *work;
 	u64 gen;
 	u32 size;
 	int err;
 	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
 
 	for (i = 0; i < FB_N; i++) {
 		char a[16];
@@ -477,18 +499,19 @@ static struct maglev_lut *test_lut_ms(struct kunit *test,
 		d[i] = test_dest(test, AF_INET, a, 80, 1);
 	}
 	ms = test_service(test, d, FB_N);
-	lut = maglev_snapshot(ms, &gen, &size, &err);
+	lut = maglev_snapshot(ms, &be, &gen, &size, &err);
 	KUNIT_ASSERT_NOT_NULL(test, lut);
-	lut->table = maglev_mem_alloc(maglev_table_bytes(FB_SIZE, FB_N),
-				      &lut->mem);
 	work = kvmalloc(maglev_work_bytes(FB_SIZE, FB_N), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, lut->table);
 	KUNIT_ASSERT_NOT_NULL(test, work);
-	KUNIT_ASSERT_EQ(test, 0, maglev_build(lut->table, FB_SIZE, lut->be,
-					      FB_N, work, NULL, NULL));
+	t = test_fill(test, c, FB_SIZE, be, FB_N, work);
 	kvfree(work);
+	/* The table holds the store now, and the descriptor the table. */
+	maglev_cache_put(c);
+	lut->shared = t;
+	lut->table = t->table;
 	for (i = 0; i < FB_N; i++)
-		lut->dest[i] = lut->be[i].priv;
+		lut->dest[i] = be[i].priv;
+	kvfree(be);
 	if (msp)
 		*msp = ms;
 	return lut;
@@ -804,6 +827,19 @@ static void maglev_mem_test(struct kunit *test)
 	kvfree(p);
 
 	/*
+	 * What kvmalloc() does instead: kmalloc() first, which, when it finds
+	 * the pages, takes the next power of two of them.
+	 */
+	p = kvmalloc(bytes, GFP_KERNEL | __GFP_NORETRY);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	if (!is_vmalloc_addr(p)) {
+		kunit_info(test, "kvmalloc(%zu) takes %zu bytes\n", bytes,
+			   ksize(p));
+		KUNIT_EXPECT_EQ(test, ksize(p), PAGE_SIZE << get_order(bytes));
+	}
+	kvfree(p);
+
+	/*
 	 * Up to a page: the kmalloc bucket's size, which is what is
 	 * allocated.  The table of 251 slots and 3 backends is 96 bytes, a
 	 * bucket itself; 100 bytes take the 128-byte bucket.
@@ -849,7 +885,8 @@ static struct maglev_backend *test_backends(struct kunit *test, u32 n,
 /*
  * maglev_cache_find() answers with the table of exactly the same inputs
  * (size, names, weights, drain weights), never one that only has the
- * same hash; maglev_shared_put() unlinks and frees the last reference's.
+ * same hash; maglev_shared_put() unlinks the last reference's and frees it
+ * after a grace period.
  */
 static void maglev_cache_test(struct kunit *test)
 {
@@ -859,10 +896,8 @@ static void maglev_cache_test(struct kunit *test)
 	struct maglev_cache *c = maglev_cache_alloc();
 	struct maglev_backend *be, *q;
 	struct maglev_shared *t, *u;
-	const char *why = NULL;
 	void *work;
 	u64 h;
-	int err;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	work = kvmalloc(maglev_work_bytes(251, 3), GFP_KERNEL);
@@ -872,8 +907,7 @@ static void maglev_cache_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(be[0].name, "10.0.0.1:80", 11), 0);
 	h = maglev_inputs_hash(251, be, 3);
 	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, be, 3, h));
-	t = maglev_shared_fill(c, 251, be, 3, h, work, &why, &err);
-	KUNIT_ASSERT_NOT_NULL(test, t);
+	t = test_fill(test, c, 251, be, 3, work);
 	/* The table keeps a copy of the backends, in its own allocation. */
 	KUNIT_EXPECT_PTR_EQ(test, (void *)t->be, (void *)(t + 1));
 	KUNIT_EXPECT_PTR_EQ(test, (void *)t->table, (void *)(t->be + 3));
@@ -883,7 +917,7 @@ static void maglev_cache_test(struct kunit *test)
 			kmalloc_size_roundup(sizeof(*t) + 3 * sizeof(*be) +
 					     maglev_table_bytes(251, 3)));
 	kvfree(be);
-	KUNIT_EXPECT_EQ(test, c->fills, 1ULL);
+	KUNIT_EXPECT_EQ(test, c->next_id, 1ULL);
 	KUNIT_EXPECT_EQ(test, c->tables, 1U);
 	KUNIT_EXPECT_EQ(test, c->mem, t->mem);
 	KUNIT_EXPECT_EQ(test, t->id, 1ULL);
@@ -894,7 +928,6 @@ static void maglev_cache_test(struct kunit *test)
 	u = maglev_cache_find(c, 251, q, 3, maglev_inputs_hash(251, q, 3));
 	KUNIT_EXPECT_PTR_EQ(test, u, t);
 	KUNIT_EXPECT_EQ(test, refcount_read(&t->ref), 2U);
-	KUNIT_EXPECT_EQ(test, c->found, 1ULL);
 	if (u)
 		maglev_shared_put(u);
 	/* Another size, another weight: none, even under the same hash. */
@@ -907,9 +940,7 @@ static void maglev_cache_test(struct kunit *test)
 	kvfree(q);
 	/* Drained with another drain weight: another table. */
 	q = test_backends(test, 3, w0, d3);
-	u = maglev_shared_fill(c, 251, q, 3, maglev_inputs_hash(251, q, 3),
-			       work, &why, &err);
-	KUNIT_ASSERT_NOT_NULL(test, u);
+	u = test_fill(test, c, 251, q, 3, work);
 	kvfree(q);
 	q = test_backends(test, 3, w0, d4);
 	KUNIT_EXPECT_NULL(test, maglev_cache_find(c, 251, q, 3,
@@ -923,7 +954,7 @@ static void maglev_cache_test(struct kunit *test)
 						  maglev_inputs_hash(251, q, 2)));
 	kvfree(q);
 	KUNIT_EXPECT_EQ(test, c->tables, 2U);
-	KUNIT_EXPECT_EQ(test, c->fills, 2ULL);
+	KUNIT_EXPECT_EQ(test, c->next_id, 2ULL);
 
 	/* The last references unlink and free; the cache goes last. */
 	refcount_inc(&c->ref);
@@ -946,7 +977,7 @@ static void maglev_cache_test(struct kunit *test)
 /*
  * A table-size write walks the namespace's services under RCU without a
  * reference (maglev_rebuild_net()) and may reach one that done_service has
- * just released: its last maglev_put() put @ms->memcg and freed it after a
+ * just released: its last maglev_svc_put() put @ms->memcg and freed it after a
  * grace period.  maglev_changed() on it must store no memory cgroup
  * reference (it would never be put: a zombie memcg) and swap none out (it
  * was put already: a double put), move no generation and queue no build.
@@ -958,22 +989,22 @@ static void maglev_changed_dead_test(struct kunit *test)
 						  GFP_KERNEL);
 	struct maglev_service *ms;
 	struct mem_cgroup *memcg;
-	struct maglev_cache *c;
+	struct maglev_builder *c;
 	bool queued, listed;
 	u64 gen, gen_after;
 
 	KUNIT_ASSERT_NOT_NULL(test, mn);
 	KUNIT_ASSERT_NOT_NULL(test, svc);
-	c = maglev_cache_alloc();
+	c = maglev_builder_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	/* Freed by done_service's last reference, as ip_vs_maglev_init_svc's. */
 	ms = kzalloc(sizeof(*ms), GFP_KERNEL);
 	if (!ms)
-		maglev_cache_put(c);
+		maglev_builder_put(c);
 	KUNIT_ASSERT_NOT_NULL(test, ms);
 	spin_lock_init(&mn->lock);
 	INIT_LIST_HEAD(&mn->services);
-	mn->cache = c;
+	mn->builder = c;
 	INIT_LIST_HEAD(&svc->destinations);
 	ms->mn = mn;
 	ms->svc = svc;
@@ -985,7 +1016,7 @@ static void maglev_changed_dead_test(struct kunit *test)
 	/* A build took the memory cgroup of the last change. */
 	ms->memcg = NULL;
 	refcount_inc(&c->ref);
-	ms->cache = c;
+	ms->builder = c;
 	svc->sched_data = ms;
 	list_add_tail_rcu(&ms->node, &mn->services);
 
@@ -1009,7 +1040,7 @@ static void maglev_changed_dead_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, listed);
 	KUNIT_EXPECT_TRUE(test, list_empty(&mn->services));
 	rcu_barrier();
-	maglev_cache_put(c);
+	maglev_builder_put(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1078,8 +1109,8 @@ static void maglev_build_table_test(struct kunit *test)
 	struct ip_vs_dest *d[FB_N];
 	struct maglev_service *ms;
 	struct maglev_shared *t1, *t2;
+	struct maglev_builder *b;
 	struct maglev_lut *lut;
-	struct maglev_cache *c;
 	u32 i;
 	int ok;
 
@@ -1090,9 +1121,9 @@ static void maglev_build_table_test(struct kunit *test)
 		d[i] = test_dest(test, AF_INET, a, 80, 1);
 	}
 	ms = test_service(test, d, FB_N);
-	c = maglev_cache_alloc();
-	KUNIT_ASSERT_NOT_NULL(test, c);
-	ms->cache = c;
+	b = maglev_builder_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	ms->builder = b;
 	ms->mn->table_size = 65537;
 	ok = kunit_add_action_or_reset(test, scratch_probe_off, NULL);
 	KUNIT_ASSERT_EQ(test, ok, 0);
@@ -1140,6 +1171,7 @@ static void maglev_build_table_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t1);
 	KUNIT_EXPECT_EQ(test, lut->churn, MAGLEV_CHURN_UNKNOWN);
 	KUNIT_EXPECT_EQ(test, ms->alloc_fail, 0ULL);
+	KUNIT_EXPECT_EQ(test, b->found, 1ULL);
 
 	/* To t2 from the cache: its memo is from t1, no scratch. */
 	sp.fail_from = 0;
@@ -1149,6 +1181,7 @@ static void maglev_build_table_test(struct kunit *test)
 	lut = rcu_dereference_protected(ms->lut, true);
 	KUNIT_EXPECT_PTR_EQ(test, lut->shared, t2);
 	KUNIT_EXPECT_EQ(test, lut->churn, t2->churn);
+	KUNIT_EXPECT_EQ(test, b->found, 2ULL);
 
 	/* Back to t1 with memory: counted, the same slots as the other way. */
 	atomic_set(&d[0]->weight, 1);
@@ -1164,8 +1197,9 @@ static void maglev_build_table_test(struct kunit *test)
 	test_unpublish(ms);
 	maglev_shared_put(t1);
 	maglev_shared_put(t2);
-	KUNIT_EXPECT_EQ(test, c->tables, 0U);
-	maglev_cache_put(c);
+	KUNIT_EXPECT_EQ(test, b->cache->tables, 0U);
+	KUNIT_EXPECT_EQ(test, b->cache->next_id, 2ULL);
+	maglev_builder_put(b);
 	for (i = 0; i < FB_N; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
 }
@@ -1271,7 +1305,7 @@ static void maglev_big_walk_test(struct kunit *test)
 	struct ip_vs_dest *dests, **d;
 	struct maglev_service *ms;
 	struct maglev_lut *lut = NULL;
-	struct maglev_backend *be;
+	struct maglev_backend *be = NULL;
 	struct maglev_cache *c;
 	struct lock_waiter lw;
 	u32 size, i, r;
@@ -1281,11 +1315,9 @@ static void maglev_big_walk_test(struct kunit *test)
 		kunit_skip(test, "needs two CPUs");
 	dests = kvcalloc(BIG_N, sizeof(*dests), GFP_KERNEL);
 	d = kvcalloc(BIG_N, sizeof(*d), GFP_KERNEL);
-	be = kvcalloc(BIG_N, sizeof(*be), GFP_KERNEL);
-	if (!dests || !d || !be) {
+	if (!dests || !d) {
 		kvfree(dests);
 		kvfree(d);
-		kvfree(be);
 		kunit_skip(test, "no memory for %u destinations", BIG_N);
 	}
 	for (i = 0; i < BIG_N; i++) {
@@ -1302,10 +1334,11 @@ static void maglev_big_walk_test(struct kunit *test)
 	for (r = 0; r < BIG_ROUNDS; r++) {
 		if (lut)
 			maglev_lut_free(lut);
+		kvfree(be);
 		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &ms->lock,
 							  false));
 		t0 = ktime_get_ns();
-		lut = maglev_snapshot(ms, &gen, &size, &err);
+		lut = maglev_snapshot(ms, &be, &gen, &size, &err);
 		dt = ktime_get_ns() - t0;
 		lock_waiter_stop(&lw);
 		KUNIT_ASSERT_NOT_NULL(test, lut);
@@ -1316,30 +1349,19 @@ static void maglev_big_walk_test(struct kunit *test)
 
 	/* A table of these backends in the cache, found by the same ones. */
 	c = maglev_cache_alloc();
-	/* As maglev_shared_fill() lays it out: the backends follow. */
-	t = kvzalloc(sizeof(*t) + BIG_N * sizeof(*be), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c);
+	/* Not filled: only the inputs are compared. */
+	t = maglev_shared_alloc(65537, be, BIG_N);
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	t->be = (struct maglev_backend *)(t + 1);
-	memcpy(t->be, lut->be, BIG_N * sizeof(*be));
-	kvfree(be);
-	t->nr = BIG_N;
-	t->size = 65537;
-	t->hash = maglev_inputs_hash(t->size, t->be, BIG_N);
-	refcount_set(&t->ref, 1);
-	refcount_inc(&c->ref);
-	t->cache = c;
-	spin_lock_bh(&c->lock);
-	c->tables++;
-	hlist_add_head(&t->node,
-		       &c->bucket[hash_64(t->hash, MAGLEV_CACHE_BITS)]);
-	spin_unlock_bh(&c->lock);
+	t->table->size = 65537;
+	t->table->nr_backends = BIG_N;
+	maglev_cache_insert(c, t, maglev_inputs_hash(65537, t->be, BIG_N));
 
 	for (r = 0; r < BIG_ROUNDS; r++) {
 		KUNIT_ASSERT_TRUE(test, lock_waiter_start(test, &lw, &c->lock,
 							  true));
 		t0 = ktime_get_ns();
-		found = maglev_cache_find(c, t->size, lut->be, BIG_N, t->hash);
+		found = maglev_cache_find(c, 65537, be, BIG_N, t->hash);
 		dt = ktime_get_ns() - t0;
 		lock_waiter_stop(&lw);
 		KUNIT_EXPECT_PTR_EQ(test, found, t);
@@ -1361,6 +1383,7 @@ static void maglev_big_walk_test(struct kunit *test)
 	maglev_shared_put(t);
 	maglev_cache_put(c);
 	maglev_lut_free(lut);
+	kvfree(be);
 	kvfree(d);
 	kvfree(dests);
 }

@@ -385,7 +385,9 @@ udp8() {
 udp8 "" 80 81 82 83 84 85 86 87 >"$T/udp8"
 run ipvsadm -R <"$T/udp8"
 wait_caught_up
-# Each service's servers listen on its own port: names differ, 8 tables.
+# Each service's servers listen on its own port: names differ, 8 tables
+# (the tables of their first builds go a grace period after those).
+wait_tables 8
 expect_eq "8 services with their own server ports: 8 tables" \
 	"$(ns_field tables)" 8
 # The same ports: 8 more services of one server set, one table.

@@ -484,9 +484,8 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	ms->builder = mn->builder;
 
 	svc->sched_data = ms;
-	spin_lock(&mn->lock);
+	/* Writers of the list hold IPVS's configuration mutex; readers RCU. */
 	list_add_tail_rcu(&ms->node, &mn->services);
-	spin_unlock(&mn->lock);
 
 	spin_lock(&ms->lock);
 	maglev_queue(ms, jiffies, 0);
@@ -510,9 +509,7 @@ VISIBLE_IF_KUNIT void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 	struct maglev_service *ms = svc->sched_data;
 	struct maglev_net *mn = ms->mn;
 
-	spin_lock(&mn->lock);
 	list_del_rcu(&ms->node);
-	spin_unlock(&mn->lock);
 
 	spin_lock(&ms->lock);
 	ms->dead = true;
@@ -727,7 +724,6 @@ static int __net_init maglev_net_init(struct net *net)
 	struct maglev_net *mn = maglev_pernet(net);
 	int ret;
 
-	spin_lock_init(&mn->lock);
 	INIT_LIST_HEAD(&mn->services);
 	mutex_init(&mn->cfg_lock);
 	mn->net = net;

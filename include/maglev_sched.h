@@ -87,8 +87,9 @@ struct maglev_key {
 
 /**
  * struct maglev_net - per network namespace state
- * @lock: serialises changes of @services (readers use RCU)
- * @services: the namespace's maglev services (struct maglev_service)
+ * @services: the namespace's maglev services (struct maglev_service);
+ *	changed by init_service and done_service, which IPVS calls with its
+ *	configuration mutex held; read under RCU
  * @key: the client hash key lookups use now (RCU)
  * @table_size: sysctl maglev_table_size
  * @holdoff_ms: sysctl maglev_holdoff_ms
@@ -99,7 +100,6 @@ struct maglev_key {
  * @builder: the namespace's build queue and table cache (one reference)
  */
 struct maglev_net {
-	spinlock_t lock;	/* protects services (writers) */
 	struct list_head services;
 	struct maglev_builder *builder;
 	struct maglev_key __rcu *key;
@@ -217,7 +217,7 @@ struct maglev_builder {
 
 /**
  * struct maglev_service - per-service scheduler state (svc->sched_data)
- * @node: entry in the namespace's service list (RCU, maglev_net.lock)
+ * @node: entry in the namespace's service list (RCU; writers hold IPVS's mutex)
  * @mn: the namespace's state
  * @svc: the IPVS service; read only by the callbacks, and by the build and
  *	/proc under @lock while not @dead

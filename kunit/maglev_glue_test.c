@@ -1002,7 +1002,6 @@ static void maglev_changed_dead_test(struct kunit *test)
 	if (!ms)
 		maglev_builder_put(c);
 	KUNIT_ASSERT_NOT_NULL(test, ms);
-	spin_lock_init(&mn->lock);
 	INIT_LIST_HEAD(&mn->services);
 	mn->builder = c;
 	INIT_LIST_HEAD(&svc->destinations);

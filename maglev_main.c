@@ -507,7 +507,6 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 VISIBLE_IF_KUNIT void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 {
 	struct maglev_service *ms = svc->sched_data;
-	struct maglev_net *mn = ms->mn;
 
 	list_del_rcu(&ms->node);
 

@@ -1208,8 +1208,8 @@ static void maglev_build_table_test(struct kunit *test)
 /*
  * Timed at the largest N: while maglev_snapshot() walks 65535
  * destinations and maglev_cache_find() compares 65535 names, a kthread
- * tries the lock they used to hold over the whole walk (the service's, the
- * cache's) in a loop and notes the longest time it found it held.  The
+ * tries the lock each must not hold over the whole walk (the service's,
+ * the cache's) in a loop and notes the longest time it found it held.  The
  * calls' durations are printed with it; it must stay under a tenth of
  * theirs.
  */

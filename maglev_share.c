@@ -124,10 +124,9 @@ static bool maglev_same_inputs(const struct maglev_backend *a,
 	u32 i;
 
 	for (i = 0; i < nr; i++) {
-		if (a[i].name_len != b[i].name_len ||
-		    a[i].weight != b[i].weight ||
+		if (a[i].weight != b[i].weight ||
 		    a[i].drain_weight != b[i].drain_weight ||
-		    memcmp(a[i].name, b[i].name, a[i].name_len))
+		    maglev_backend_cmp(&a[i], &b[i]))
 			return false;
 		if (!(i % 1024))
 			cond_resched();

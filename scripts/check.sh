@@ -16,7 +16,8 @@
 #   vm-nosysctl scripts/vm-test.sh       W=1 build, KUnit and the guest
 #                                        tests marked "# nosysctl-kernel:
 #                                        yes" on KFLAVOUR=nosysctl
-#                                        (CONFIG_SYSCTL=n)
+#                                        (CONFIG_SYSCTL=n) of the newest
+#                                        Linux (KSOURCE=newest)
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
 #                                        lockdep, kmemleak, failslab)
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels and
@@ -33,10 +34,9 @@
 #                                        and a Debian 13 root (mmdebstrap,
 #                                        cached), chroot; the .debs in the
 #                                        Debian 13 root
-#   newest   scripts/newest-test.sh      the newest linux-source of
+#   newest   scripts/newest-test.sh      Debian's newest cloud kernel of
 #                                        trixie-backports and sid (found at
-#                                        run time): W=1 builds, its test
-#                                        kernel, KUnit and guest tests
+#                                        run time): W=1 builds, guest tests
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them, and loaded nothing
 # into this machine's kernel (kernel_state_check in lib.sh: no ip_vs*
@@ -49,7 +49,9 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-STEPS=${CHECK_STEPS:-host compile static fuzz vm vm-nosysctl stock dkms keepalived deb fresh vm-debug newest}
+# compile and static need the default test kernel's tree: last, so that
+# from nothing the steps before them run while that kernel builds.
+STEPS=${CHECK_STEPS:-host fuzz stock dkms keepalived deb fresh compile static vm vm-nosysctl vm-debug newest}
 
 run_start=$(date +%s)
 declare -A took=() cpu_took=()
@@ -83,6 +85,17 @@ step_cmd() {
 	esac
 }
 
+# step_source STEP: the Linux source of a step's test kernel (KSOURCE in
+# lib.sh): the kernel without sysctl is the newest Linux's, so that KUnit
+# also runs on the newest Linux (the newest step boots Debian's own kernel,
+# which has no KUnit) without a fourth kernel to build.
+step_source() {
+	case $1 in
+	vm-nosysctl) echo newest ;;
+	*)	echo "${KSOURCE:-6.12}" ;;
+	esac
+}
+
 # step_flavour STEP: the test kernel flavour of a step.
 step_flavour() {
 	case $1 in
@@ -107,14 +120,14 @@ run_step() {
 		echo "FAIL: $step: ${cmd#"$TOP/"} missing" >"$log"
 		rc=1
 	elif [ -n "${BG:-}" ]; then
-		KFLAVOUR=$(step_flavour "$step") "$cmd" </dev/null >"$log" 2>&1 ||
-			rc=$?
+		KFLAVOUR=$(step_flavour "$step") KSOURCE=$(step_source "$step") \
+			"$cmd" </dev/null >"$log" 2>&1 || rc=$?
 	else
 		# The foreground chain has guests late (stock, keepalived,
 		# deb, fresh) and the least slack: its guests wait only for
 		# the debug kernel's (scripts/qemu-run.sh, take_slot).
 		QEMU_PRIORITY=${QEMU_PRIORITY:-1} KFLAVOUR=$(step_flavour "$step") \
-			"$cmd" </dev/null 2>&1 | tee "$log"
+			KSOURCE=$(step_source "$step") "$cmd" </dev/null 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
 	fi
 	children_cpu end
@@ -236,7 +249,7 @@ done
 # The kernels and distributions this run tested, by the PASS lines that
 # name their versions (docs/installing.md lists them).
 echo "=== platforms tested:"
-grep -h -E '^(PASS|TESTED): (newest: linux-source|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT|keepalived: [a-z]+.s keepalived )' \
+grep -h -E '^(PASS|TESTED): (newest: linux-(source|image)|linux-[0-9][^:]*: (test kernel|ip_vs_maglev builds|KUnit on|guest tests on)|stock-[0-9.]*: guest ran|fresh(-[a-z]+)?: make (demo exited|KDIR=)|fresh(-[a-z]+)?: apt-get installs|keepalived[^:]*: make MH_COMPAT|keepalived: [a-z]+.s keepalived )' \
 	"$w"/*.log 2>/dev/null | LC_ALL=C sort -u | sed -E 's/^(PASS|TESTED): /  /' || true
 
 if [ -s "$w/skips" ]; then

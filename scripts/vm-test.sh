@@ -1,6 +1,11 @@
 #!/bin/bash
 # vm-test.sh: KUnit and guest end-to-end tests under QEMU with the test
 # kernel (scripts/build-kernel.sh, KFLAVOUR=default, debug or nosysctl).
+# KSTOCK=SERIES boots Debian's stock SERIES cloud kernel instead
+# (scripts/newest-test.sh: KSTOCK=newest): the module is built W=1 against
+# its headers (stock_build in lib.sh), ip_vs and the modules the guest
+# tests use are loaded from its package (stock_modules), and there is no
+# KUnit (Debian's kernels have no CONFIG_KUNIT, which the suites need).
 #
 # One boot runs ip_vs_maglev.ko built with its KUnit suites (kunit/,
 # MAGLEV_KUNIT=1) and reads their KTAP from debugfs; the suites
@@ -54,10 +59,36 @@ KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
 # in the guest); "make stress" sets 600. (With 10 s the debug kernel's
 # stress test opened only two TCP connections, too few to check.)
 STRESS_SECONDS=${STRESS_SECONDS:-20}
-kdir=$("$TOP/scripts/build-kernel.sh")
-# KSOURCE=newest (the newest Linux, scripts/newest-test.sh) has its own logs.
-vmw=vm-$KFLAVOUR
-[ "${KSOURCE:-6.12}" = 6.12 ] || vmw+=-$KSOURCE
+# The modules a stock kernel loads before each test (the test kernels
+# have them built in): IPVS and the schedulers the tests compare with,
+# and the links the tests' namespaces use.
+STOCK_MODS=(ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh ip_vs_mh veth dummy bridge)
+if [ -n "${KSTOCK:-}" ]; then
+	stock_kernel "$KSTOCK" || die "no Debian $KSTOCK cloud kernel"
+	kver=$STOCK_VER
+	if ! stock_headers "$KSTOCK" || [ "$STOCK_VER" != "$kver" ]; then
+		die "no headers of Debian's $kver kernel"
+	fi
+	kdir=$STOCK_KDIR
+	bzimage=$STOCK_ROOT/boot/vmlinuz-$kver
+	vmw=vm-stock-$KSTOCK
+else
+	kdir=$("$TOP/scripts/build-kernel.sh")
+	bzimage=$kdir/arch/x86/boot/bzImage
+	# KSOURCE=newest (a test kernel of the newest Linux) has its own logs.
+	vmw=vm-$KFLAVOUR
+	[ "${KSOURCE:-6.12}" = 6.12 ] || vmw+=-$KSOURCE
+fi
+# kmake SRC ARGS...: make the module in SRC against the kernel.
+kmake() {
+	local src=$1
+	shift
+	if [ -n "${KSTOCK:-}" ]; then
+		stock_build "$kdir" "$src" "$@"
+	else
+		make -C "$kdir" M="$src" "$@"
+	fi
+}
 w=$(work_dir "$vmw")
 rm -rf "$w/root" "$w/tools"
 mkdir -p "$w/root/maglev/kunit" "$w/root/maglev/tests" "$w/root/maglev/bin"
@@ -67,7 +98,7 @@ built=1
 if [ ! -f "$w/src/Kbuild" ]; then
 	fail "test kernel: no Kbuild, module sources missing"
 	built=0
-elif make -C "$kdir" M="$w/src" W=1 modules >"$w/module.log" 2>&1; then
+elif kmake "$w/src" W=1 modules >"$w/module.log" 2>&1; then
 	pass "test kernel: build ip_vs_maglev.ko"
 	cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
 	if w1_warnings "$w/module.log" "$w/src"; then
@@ -95,7 +126,9 @@ fi
 stage_sources "$w/src-kunit"
 if [ ! -f "$w/src-kunit/kunit/maglev_glue_test.c" ]; then
 	fail "test kernel: kunit/ missing, no KUnit suites"
-elif make -C "$kdir" M="$w/src-kunit" W=1 MAGLEV_KUNIT=1 modules \
+elif [ -n "${KSTOCK:-}" ]; then
+	: # no CONFIG_KUNIT: the suites neither build nor run there
+elif kmake "$w/src-kunit" W=1 MAGLEV_KUNIT=1 modules \
 	>"$w/kunit.log" 2>&1; then
 	pass "test kernel: build ip_vs_maglev.ko with its KUnit suites"
 	cp "$w/src-kunit/ip_vs_maglev.ko" "$w/root/maglev/kunit/"
@@ -148,8 +181,7 @@ for t in "${tests[@]}"; do
 	grep -q '^# mh-compat: yes$' "$TOP/tests/guest/$t" || continue
 	stage_sources "$w/src-mh"
 	mkdir -p "$w/root/maglev/mh"
-	if make -C "$kdir" M="$w/src-mh" MH_COMPAT=1 modules \
-		>"$w/mh.log" 2>&1; then
+	if kmake "$w/src-mh" MH_COMPAT=1 modules >"$w/mh.log" 2>&1; then
 		cp "$w/src-mh/ip_vs_mh.ko" "$w/root/maglev/mh/"
 	else
 		fail "test kernel: build ip_vs_mh.ko with MH_COMPAT=1 (see $w/mh.log)"
@@ -158,8 +190,12 @@ for t in "${tests[@]}"; do
 	break
 done
 
+if [ -n "${KSTOCK:-}" ] &&
+   ! stock_modules "$STOCK_ROOT" "$kver" "$w/root/maglev" "${STOCK_MODS[@]}"; then
+	fail "test kernel: gather ${STOCK_MODS[*]} from Debian's $kver"
+	built=0
+fi
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
-bzimage=$kdir/arch/x86/boot/bzImage
 
 # The boots run GUEST_LANES at a time (default 1; qemu-run.sh's guest
 # slots decide how many of all make check's guests run at once; two lanes
@@ -179,7 +215,7 @@ run_boot() {
 }
 
 labels=()
-run_boot kunit maglev.job=kunit
+[ -n "${KSTOCK:-}" ] || run_boot kunit maglev.job=kunit
 if [ ${#tests[@]} -eq 0 ]; then
 	fail "guest: no tests in tests/guest/"
 elif [ "$built" -eq 0 ]; then
@@ -196,7 +232,7 @@ else
 	done
 fi
 wait
-vm_judge kunit "$w" "$KUNIT_SUITES"
+[ -n "${KSTOCK:-}" ] || vm_judge kunit "$w" "$KUNIT_SUITES"
 for l in "${labels[@]}"; do
 	vm_judge "$l" "$w" ""
 done

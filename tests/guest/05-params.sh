@@ -45,7 +45,9 @@ refused() {
 # info level (6) with IPVS's prefix: bad input is the writer's error, not
 # the kernel's.
 logged() {
-	if dmesg -r | grep -q "^<6>IPVS: .*$2"; then
+	# A kernel with CONFIG_PRINTK_TIME puts "[    3.16] " after the level.
+	if dmesg -r | sed -E 's/^(<[0-9]+>)\[ *[0-9.]+\] /\1/' |
+	   grep -q "^<6>IPVS: .*$2"; then
 		pass "$1 (info level, IPVS: prefix)"
 	elif dmesg | grep -q "$2"; then
 		fail "$1: logged, but not at info level with 'IPVS: ': $(dmesg -r | grep "$2" | head -n 1)"
@@ -209,6 +211,10 @@ expect_eq "insmod: init namespace's maglev_table_size" \
 expect_eq "insmod: init namespace's maglev_hash_key" \
 	"$(sysctl_get maglev_hash_key)" $K1
 ip netns add n1
+# IPVS takes a real server only at a unicast address; on a kernel with
+# CONFIG_IP_MULTIPLE_TABLES (Debian's) an address has that type in a new
+# namespace only once the namespace has an interface up.
+ip -n n1 link set lo up
 expect_eq "n1 (created after insmod): maglev_table_size" \
 	"$(ns_sysctl n1 maglev_table_size)" 509
 expect_eq "n1: maglev_hash_key is the public key, not the host's" \
@@ -236,6 +242,7 @@ expect_eq "the init namespace's service is not rebuilt" \
 	"$(svc_field "TCP $V:80" gen)" "$g"
 expect_eq "... and keeps size 509" "$(svc_field "TCP $V:80" size)" 509
 ip netns add n2
+ip -n n2 link set lo up
 expect_eq "n2 (created after the write): maglev_table_size" \
 	"$(ns_sysctl n2 maglev_table_size)" 1021
 expect_eq "n2: maglev_hash_key is the public key, not hash_key" \

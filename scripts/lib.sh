@@ -238,10 +238,11 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # No linux-headers packages: they pull in linux-image packages, which
 # change the boot kernel; stock_headers fetches them into the cache.
 # keepalived's libraries come from its own Depends (stock-keepalived.sh);
-# debhelper, dh-dkms: make deb; python3-prometheus-client: the parser
+# debhelper, dh-dkms, build-essential: make deb (its Build-Depends and
+# dpkg-buildpackage's own requirement); python3-prometheus-client: the parser
 # that checks maglev-fleet's exposition; mmdebstrap: the fresh step.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
-	    ipvsadm iproute2 socat debhelper dh-dkms
+	    ipvsadm iproute2 socat debhelper dh-dkms build-essential
 	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap)
 
 cache_root() {

@@ -16,7 +16,16 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 out=${1:-$TOP/build/deb}
-need_pkgs debhelper dh-dkms dpkg-dev dkms
+need_pkgs dpkg-dev dkms
+# What dpkg-buildpackage will require, read from the package itself:
+# debian/control's Build-Depends and build-essential (Debian policy 4.2),
+# as dpkg-checkbuilddeps reports them unmet; virtual names (debhelper-compat,
+# dh-sequence-dkms) go to apt-get, which picks their one provider.
+unmet=$(dpkg-checkbuilddeps "$TOP/debian/control" 2>&1 |
+	sed -n 's/^dpkg-checkbuilddeps: error: Unmet build dependencies: //p' |
+	sed -E 's/ *\([^)]*\)//g; s/:native//g; s/ *\| *[^ ]+//g') || true
+# shellcheck disable=SC2086 # unmet is a list of package names
+[ -z "$unmet" ] || need_pkgs $unmet
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 ver=$(sed -n 's/^PACKAGE_VERSION="\?\([^"]*\)"\?$/\1/p' "$TOP/dkms.conf")

@@ -384,12 +384,29 @@ predict() {
 # compare_choices TEXT FLOWS PREDICTED VIP PORT [NETNS]: every flow in
 # FLOWS has an IPVS connection (in NETNS, default this one) to the
 # destination PREDICTED says ("ADDR PORT OWNER").
+# /proc/net/ip_vs_conn resumes each read() at a position counted over the
+# whole connection table: a connection that expires meanwhile (the stress
+# load's, in any namespace) makes the reader skip live ones. So a flow
+# missing from one listing is looked for in up to four more, 1 s apart;
+# a connection that does not exist is missing from all of them.
 compare_choices() {
-	conns "$4" "$5" "${6:-}" | sort >"$T/conns"
+	: >"$T/conns"
 	sort "$3" >"$T/pred.sorted"
 	_nf=$(wc -l <"$2")
-	_nc=$(awk 'NR == FNR { f[$1 " " $2] = 1; next }
-		($1 " " $2) in f { n++ } END { print n + 0 }' "$2" "$T/conns")
+	_try=0
+	while :; do
+		conns "$4" "$5" "${6:-}" >>"$T/conns"
+		sort -u -o "$T/conns" "$T/conns"
+		_nc=$(awk 'NR == FNR { f[$1 " " $2] = 1; next }
+			($1 " " $2) in f && !(($1 " " $2) in seen) {
+				seen[$1 " " $2] = 1; n++
+			} END { print n + 0 }' "$2" "$T/conns")
+		if [ "$_nc" -ge "$_nf" ] || [ $_try -ge 4 ]; then
+			break
+		fi
+		_try=$((_try + 1))
+		sleep 1
+	done
 	_bad=$(awk 'NR == FNR { p[$1 " " $2] = $3; next }
 		($1 " " $2) in p && p[$1 " " $2] != $3 { n++ }
 		END { print n + 0 }' "$T/pred.sorted" "$T/conns")

@@ -123,9 +123,9 @@ run_step() {
 		KFLAVOUR=$(step_flavour "$step") KSOURCE=$(step_source "$step") \
 			"$cmd" </dev/null >"$log" 2>&1 || rc=$?
 	else
-		# The foreground chain has guests late (stock, keepalived,
-		# deb, fresh) and the least slack: its guests wait only for
-		# the debug kernel's (scripts/qemu-run.sh, take_slot).
+		# The foreground chain's guests (stock, keepalived, deb,
+		# fresh) wait only for the debug kernel's
+		# (scripts/qemu-run.sh, take_slot).
 		QEMU_PRIORITY=${QEMU_PRIORITY:-1} KFLAVOUR=$(step_flavour "$step") \
 			KSOURCE=$(step_source "$step") "$cmd" </dev/null 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
@@ -177,9 +177,9 @@ for step in $STEPS; do
 done
 
 # vm-debug (the debug kernel's guests, the longest step), vm (the test
-# kernel's), newest (the newest Linux's kernel and guests) and vm-nosysctl
-# (a kernel of its own) run beside the others, started first: from nothing
-# their kernels build while the other steps run, and their guests wait on
+# kernel's), newest (Debian's newest kernel's guests) and vm-nosysctl (a
+# kernel of its own) run beside the others, started first: from nothing
+# the test kernels build while the other steps run, and their guests wait on
 # timers and hold-offs much of the time, when the other steps use the
 # CPUs. CHECK_SERIAL=1 runs them in their turn instead. Their output is
 # shown when they end.

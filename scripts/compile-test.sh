@@ -9,8 +9,9 @@
 # form of stable releases before dest->cflags and <linux/array_size.h>.
 # Any compiler or modpost warning about our files is a failure. The stock
 # headers come from the cache (stock_headers in lib.sh), not /usr/src.
-# The test kernels themselves (default, debug, nosysctl, the newest Linux)
-# are compiled against W=1 by scripts/vm-test.sh, which loads the result.
+# The test kernels themselves (default, debug, nosysctl) and Debian's newest
+# kernel are compiled against W=1 by scripts/vm-test.sh, which loads the
+# result.
 # Logs: build/check/compile/.
 set -eu
 . "$(dirname "$0")/lib.sh"

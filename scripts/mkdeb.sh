@@ -21,7 +21,7 @@ need_pkgs dpkg-dev dkms
 # debian/control's Build-Depends and build-essential (Debian policy 4.2),
 # as dpkg-checkbuilddeps reports them unmet; virtual names (debhelper-compat,
 # dh-sequence-dkms) go to apt-get, which picks their one provider.
-unmet=$(dpkg-checkbuilddeps "$TOP/debian/control" 2>&1 |
+unmet=$(LC_ALL=C dpkg-checkbuilddeps "$TOP/debian/control" 2>&1 |
 	sed -n 's/^dpkg-checkbuilddeps: error: Unmet build dependencies: //p' |
 	sed -E 's/ *\([^)]*\)//g; s/:native//g; s/ *\| *[^ ]+//g') || true
 # shellcheck disable=SC2086 # unmet is a list of package names

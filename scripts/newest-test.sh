@@ -30,7 +30,11 @@ apt_before=$(host_apt_state)
 
 if stock_kernel newest && kver=$STOCK_VER && stock_headers newest &&
    [ "$STOCK_VER" = "$kver" ]; then
-	pass "newest: linux-image-$kver $STOCK_PKGVER ($STOCK_SUITE) is the newest cloud kernel of ${NEWEST_SUITES[*]#*:}"
+	dist=$STOCK_SUITE
+	for e in "${NEWEST_SUITES[@]}"; do
+		[ "${e%%:*}" = "$STOCK_SUITE" ] && dist=${e#*:}
+	done
+	pass "newest: linux-image-$kver $STOCK_PKGVER ($dist) is the newest cloud kernel of ${NEWEST_SUITES[*]#*:}"
 else
 	fail "newest: find and download the newest cloud kernel and its headers in ${NEWEST_SUITES[*]#*:}"
 	summary
@@ -67,7 +71,7 @@ compile_w1() {
 # The plain build is vm-test.sh's below (W=1 there).
 compile_w1 MH_COMPAT=1
 
-# KUnit and the guest tests, every result named after the kernel.
+# The guest tests, every result named after the kernel.
 vrc=0
 KSTOCK=newest GUEST_TESTS=$NEWEST_GUEST_TESTS "$TOP/scripts/vm-test.sh" </dev/null \
 	>"$w/vm.log" 2>&1 || vrc=$?

@@ -15,7 +15,8 @@
 # kernel, built without CONFIG_SYSCTL, those marked "# nosysctl-kernel:
 # yes"). The guest side and
 # the PASS:/FAIL: convention are described in docs/testing.md.
-# Logs: build/check/vm-$KFLAVOUR/.
+# Logs: build/check/vm-$KFLAVOUR/ (vm-$KFLAVOUR-newest/ for KSOURCE=newest,
+# vm-stock-SERIES/ for KSTOCK).
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/vmlib.sh"
@@ -64,6 +65,10 @@ STRESS_SECONDS=${STRESS_SECONDS:-20}
 # and the links the tests' namespaces use.
 STOCK_MODS=(ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh ip_vs_mh veth dummy bridge)
 if [ -n "${KSTOCK:-}" ]; then
+	# Debian's kernel is the default flavour: no debug timeouts or
+	# arguments, no nosysctl checks.
+	KFLAVOUR=default
+	kname="Debian's kernel"
 	stock_kernel "$KSTOCK" || die "no Debian $KSTOCK cloud kernel"
 	kver=$STOCK_VER
 	if ! stock_headers "$KSTOCK" || [ "$STOCK_VER" != "$kver" ]; then
@@ -73,7 +78,9 @@ if [ -n "${KSTOCK:-}" ]; then
 	bzimage=$STOCK_ROOT/boot/vmlinuz-$kver
 	vmw=vm-stock-$KSTOCK
 else
+	kname="test kernel"
 	kdir=$("$TOP/scripts/build-kernel.sh")
+	kver=$(make -s -C "$kdir" kernelversion)
 	bzimage=$kdir/arch/x86/boot/bzImage
 	# KSOURCE=newest (a test kernel of the newest Linux) has its own logs.
 	vmw=vm-$KFLAVOUR
@@ -96,18 +103,18 @@ stage_sources "$w/src"
 
 built=1
 if [ ! -f "$w/src/Kbuild" ]; then
-	fail "test kernel: no Kbuild, module sources missing"
+	fail "$kname: no Kbuild, module sources missing"
 	built=0
 elif kmake "$w/src" W=1 modules >"$w/module.log" 2>&1; then
-	pass "test kernel: build ip_vs_maglev.ko"
+	pass "$kname: build ip_vs_maglev.ko"
 	cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
 	if w1_warnings "$w/module.log" "$w/src"; then
-		fail "test kernel: ip_vs_maglev.ko: W=1 warnings (see $w/module.log)"
+		fail "$kname: ip_vs_maglev.ko: W=1 warnings (see $w/module.log)"
 	else
-		pass "test kernel: ip_vs_maglev.ko builds W=1 clean"
+		pass "$kname: ip_vs_maglev.ko builds W=1 clean"
 	fi
 else
-	fail "test kernel: build ip_vs_maglev.ko (see $w/module.log)"
+	fail "$kname: build ip_vs_maglev.ko (see $w/module.log)"
 	tail -n 30 "$w/module.log"
 	built=0
 fi
@@ -117,7 +124,7 @@ fi
 # below, with KUnit), as the compile step checks on the other trees.
 if [ "$KFLAVOUR" = nosysctl ] &&
    grep -q '^CONFIG_SYSCTL=' "$kdir/include/config/auto.conf"; then
-	fail "test kernel: the nosysctl kernel has CONFIG_SYSCTL"
+	fail "$kname: the nosysctl kernel has CONFIG_SYSCTL"
 fi
 
 # The KUnit suites are built into the module itself (MAGLEV_KUNIT=1, see
@@ -125,20 +132,20 @@ fi
 # scheduler is registered while they run.
 stage_sources "$w/src-kunit"
 if [ ! -f "$w/src-kunit/kunit/maglev_glue_test.c" ]; then
-	fail "test kernel: kunit/ missing, no KUnit suites"
+	fail "$kname: kunit/ missing, no KUnit suites"
 elif [ -n "${KSTOCK:-}" ]; then
 	: # no CONFIG_KUNIT: the suites neither build nor run there
 elif kmake "$w/src-kunit" W=1 MAGLEV_KUNIT=1 modules \
 	>"$w/kunit.log" 2>&1; then
-	pass "test kernel: build ip_vs_maglev.ko with its KUnit suites"
+	pass "$kname: build ip_vs_maglev.ko with its KUnit suites"
 	cp "$w/src-kunit/ip_vs_maglev.ko" "$w/root/maglev/kunit/"
 	if w1_warnings "$w/kunit.log" "$w/src-kunit"; then
-		fail "test kernel: ip_vs_maglev.ko with KUnit: W=1 warnings (see $w/kunit.log)"
+		fail "$kname: ip_vs_maglev.ko with KUnit: W=1 warnings (see $w/kunit.log)"
 	else
-		pass "test kernel: ip_vs_maglev.ko with its KUnit suites builds W=1 clean"
+		pass "$kname: ip_vs_maglev.ko with its KUnit suites builds W=1 clean"
 	fi
 else
-	fail "test kernel: build ip_vs_maglev.ko with its KUnit suites (see $w/kunit.log)"
+	fail "$kname: build ip_vs_maglev.ko with its KUnit suites (see $w/kunit.log)"
 	tail -n 30 "$w/kunit.log"
 fi
 
@@ -147,7 +154,7 @@ if make -C "$TOP" BUILD="$w/tools" tools guest-tools >"$w/tools.log" 2>&1; then
 		-exec cp {} "$w/root/maglev/bin/" \;
 	[ -f "$w/tools/maglev-sim" ] && cp "$w/tools/maglev-sim" "$w/root/maglev/"
 else
-	fail "test kernel: make tools guest-tools (see $w/tools.log)"
+	fail "$kname: make tools guest-tools (see $w/tools.log)"
 	tail -n 30 "$w/tools.log"
 fi
 
@@ -184,7 +191,7 @@ for t in "${tests[@]}"; do
 	if kmake "$w/src-mh" MH_COMPAT=1 modules >"$w/mh.log" 2>&1; then
 		cp "$w/src-mh/ip_vs_mh.ko" "$w/root/maglev/mh/"
 	else
-		fail "test kernel: build ip_vs_mh.ko with MH_COMPAT=1 (see $w/mh.log)"
+		fail "$kname: build ip_vs_mh.ko with MH_COMPAT=1 (see $w/mh.log)"
 		tail -n 30 "$w/mh.log"
 	fi
 	break
@@ -192,7 +199,7 @@ done
 
 if [ -n "${KSTOCK:-}" ] &&
    ! stock_modules "$STOCK_ROOT" "$kver" "$w/root/maglev" "${STOCK_MODS[@]}"; then
-	fail "test kernel: gather ${STOCK_MODS[*]} from Debian's $kver"
+	fail "$kname: gather ${STOCK_MODS[*]} from Debian's $kver"
 	built=0
 fi
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
@@ -232,8 +239,19 @@ else
 	done
 fi
 wait
-[ -n "${KSTOCK:-}" ] || vm_judge kunit "$w" "$KUNIT_SUITES"
+if [ -z "${KSTOCK:-}" ]; then
+	before=$PASSED
+	vm_judge kunit "$w" "$KUNIT_SUITES"
+	# Which Linux KUnit ran on, for check.sh's list of the platforms.
+	[ "${KSOURCE:-6.12}" = 6.12 ] || [ "$PASSED" -eq "$before" ] ||
+		echo "TESTED: linux-$kver: KUnit on Linux $kver ($KFLAVOUR test kernel): $((PASSED - before)) passed"
+fi
 for l in "${labels[@]}"; do
 	vm_judge "$l" "$w" ""
+	# The guest ran the kernel meant: Debian's package, not another.
+	if [ -n "${KSTOCK:-}" ] &&
+	   ! tr -d '\r' <"$w/${l//\//-}.results" | grep -qxF "@@ UNAME $kver"; then
+		fail "$l: the guest did not report running Debian's $kver"
+	fi
 done
 summary

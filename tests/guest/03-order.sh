@@ -47,7 +47,7 @@ addrs=$(client_addrs 4 $naddr)
 for p in 80 81 82; do
 	# shellcheck disable=SC2086
 	flows $V $p 20000 $nport $addrs >"$T/f.$p"
-	conns $V $p | sort >"$T/c.$p"
+	conns_of "$T/f.$p" $V $p >"$T/c.$p"
 done
 nflows=$(wc -l <"$T/f.80")
 expect_eq "every flow to port 80 got a connection" "$(wc -l <"$T/c.80")" "$nflows"
@@ -98,8 +98,8 @@ mh_service 90 "1 2 3 4 5 6 7 8"
 mh_service 91 "2 7 4 1 8 3 6 5"
 for p in 90 91; do
 	# shellcheck disable=SC2086
-	flows $V $p 20000 $nport $addrs >/dev/null
-	conns $V $p | sort >"$T/c.$p"
+	flows $V $p 20000 $nport $addrs >"$T/f.$p"
+	conns_of "$T/f.$p" $V $p >"$T/c.$p"
 done
 diff=$(awk 'NR == FNR { d[$1 " " $2] = $3; next }
 	($1 " " $2) in d && d[$1 " " $2] != $3 { n++ } END { print n + 0 }' \

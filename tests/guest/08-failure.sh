@@ -73,8 +73,7 @@ pending_flows() {
 	else
 		fail "$1: the build had finished before the flows were sent"
 	fi
-	conns $V 80 | awk -v p="$2" -v n=$NFLOWS '$2 >= p && $2 < p + n' |
-		sort >"$T/c.$1"
+	conns_of "$T/f.$1" $V 80 >"$T/c.$1"
 }
 
 run ipvsadm -e -u $V:80 -r 10.1.2.1:80 -m -w 0

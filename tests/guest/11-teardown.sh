@@ -126,7 +126,7 @@ check "$S: failed builds are counted in alloc_fail" \
 wait_caught_up
 echo 0 >$FS/times
 kworkers 0
-conns $V 80 | awk '$2 >= 10000' >"$T/c"
+conns_of "$T/f" $V 80 >"$T/c"
 expect_eq "every flow sent during the failures was served" \
 	"$(wc -l <"$T/c")" "$(wc -l <"$T/f")"
 expect_eq "$S: caught up after the retries" "$(svc_field "$S" pending)" 0

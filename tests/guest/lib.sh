@@ -362,6 +362,32 @@ conns() {
 		}'
 }
 
+# conns_of FLOWS VIP PORT [NETNS]: conns' lines of the flows in FLOWS
+# ("ADDR PORT" lines), sorted. /proc/net/ip_vs_conn resumes each read() at
+# a position counted over the whole connection table, every namespace's:
+# a connection that expires meanwhile (a load's, a deleted namespace's)
+# makes the reader skip live ones. So while flows are missing, up to four
+# more listings 1 s apart are added (their union); a connection that does
+# not exist is missing from all of them, and a flow with two connections
+# still gives two lines.
+conns_of() {
+	: >"$T/conns_of"
+	_try=0
+	while :; do
+		conns "$2" "$3" "${4:-}" |
+			awk 'NR == FNR { f[$1 " " $2] = 1; next }
+				($1 " " $2) in f' "$1" - >>"$T/conns_of"
+		sort -u -o "$T/conns_of" "$T/conns_of"
+		_nc=$(awk '{ print $1, $2 }' "$T/conns_of" | sort -u | wc -l)
+		if [ "$_nc" -ge "$(wc -l <"$1")" ] || [ $_try -ge 4 ]; then
+			break
+		fi
+		_try=$((_try + 1))
+		sleep 1
+	done
+	cat "$T/conns_of"
+}
+
 # predict FLOWS SIMCMDS PORTS: maglev-sim's owner for each "ADDR PORT" line
 # of FLOWS, given the backend commands in SIMCMDS; with PORTS=1 the port is
 # part of the key (flag-2). Prints "ADDR PORT OWNER".
@@ -384,29 +410,11 @@ predict() {
 # compare_choices TEXT FLOWS PREDICTED VIP PORT [NETNS]: every flow in
 # FLOWS has an IPVS connection (in NETNS, default this one) to the
 # destination PREDICTED says ("ADDR PORT OWNER").
-# /proc/net/ip_vs_conn resumes each read() at a position counted over the
-# whole connection table: a connection that expires meanwhile (the stress
-# load's, in any namespace) makes the reader skip live ones. So a flow
-# missing from one listing is looked for in up to four more, 1 s apart;
-# a connection that does not exist is missing from all of them.
 compare_choices() {
-	: >"$T/conns"
+	conns_of "$2" "$4" "$5" "${6:-}" >"$T/conns"
 	sort "$3" >"$T/pred.sorted"
 	_nf=$(wc -l <"$2")
-	_try=0
-	while :; do
-		conns "$4" "$5" "${6:-}" >>"$T/conns"
-		sort -u -o "$T/conns" "$T/conns"
-		_nc=$(awk 'NR == FNR { f[$1 " " $2] = 1; next }
-			($1 " " $2) in f && !(($1 " " $2) in seen) {
-				seen[$1 " " $2] = 1; n++
-			} END { print n + 0 }' "$2" "$T/conns")
-		if [ "$_nc" -ge "$_nf" ] || [ $_try -ge 4 ]; then
-			break
-		fi
-		_try=$((_try + 1))
-		sleep 1
-	done
+	_nc=$(wc -l <"$T/conns")
 	_bad=$(awk 'NR == FNR { p[$1 " " $2] = $3; next }
 		($1 " " $2) in p && p[$1 " " $2] != $3 { n++ }
 		END { print n + 0 }' "$T/pred.sorted" "$T/conns")

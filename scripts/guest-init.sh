@@ -107,8 +107,8 @@ run_kunit() {
 
 run_test() {
 	name=$1
-	# No KUnit boot with this initramfs (Debian's kernel): each test's
-	# boot asserts the two CPUs instead.
+	# No KUnit boot with this initramfs (Debian's kernels: KSTOCK, the
+	# stock, keepalived and deb steps): each boot asserts the two CPUs.
 	[ -n "$(ls /maglev/kunit 2>/dev/null)" ] || check_cpus
 	if [ -f /maglev/deps.list ]; then
 		while read -r m; do

@@ -329,7 +329,7 @@ stock_meta() {
 # shellcheck disable=SC2034,SC2120 # SERIES is optional
 stock_resolve() {
 	local series=${1:-$STOCK_SERIES_DEFAULT} meta cand dep d try pat
-	STOCK_VER='' STOCK_PKGVER='' STOCK_SUITE=''
+	STOCK_VER='' STOCK_PKGVER='' STOCK_SUITE='' STOCK_DIST=''
 	[ "$series" = newest ] && { stock_resolve_newest; return; }
 	meta=$(stock_meta "$series")
 	pat="linux-headers-$series."
@@ -386,11 +386,12 @@ sapt_update() {
 # Debian cloud kernel that the private configurations of NEWEST_SUITES
 # offer (the highest version of linux-headers-cloud-amd64 in those
 # suites), and the headers package it depends on. Sets STOCK_VER,
-# STOCK_PKGVER and STOCK_SUITE (the private configuration to fetch it
-# with, see sapt).
+# STOCK_PKGVER, STOCK_SUITE (the private configuration to fetch it
+# with, see sapt) and STOCK_DIST (the distribution that has it:
+# trixie-backports, sid).
 # shellcheck disable=SC2034
 stock_resolve_newest() {
-	local entry suite dist v best='' bsuite='' dep d
+	local entry suite dist v best='' bsuite='' bdist='' dep d
 	for entry in "${NEWEST_SUITES[@]}"; do
 		suite=${entry%%:*}
 		dist=${entry#*:}
@@ -399,7 +400,7 @@ stock_resolve_newest() {
 			awk -F' *[|] *' -v d="$dist" '$3 ~ "(^|/| )" d "[/ ]" { print $2; exit }')
 		[ -n "$v" ] || continue
 		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
-			best=$v bsuite=$suite
+			best=$v bsuite=$suite bdist=$dist
 		fi
 	done
 	[ -n "$best" ] || return 1
@@ -416,7 +417,7 @@ stock_resolve_newest() {
 			STOCK_PKGVER=${STOCK_PKGVER%)} ;;
 		esac
 	done
-	STOCK_SUITE=$bsuite
+	STOCK_SUITE=$bsuite STOCK_DIST=$bdist
 	[ -n "$STOCK_VER" ] && [ -n "$STOCK_PKGVER" ]
 }
 

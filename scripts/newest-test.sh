@@ -30,11 +30,7 @@ apt_before=$(host_apt_state)
 
 if stock_kernel newest && kver=$STOCK_VER && stock_headers newest &&
    [ "$STOCK_VER" = "$kver" ]; then
-	dist=$STOCK_SUITE
-	for e in "${NEWEST_SUITES[@]}"; do
-		[ "${e%%:*}" = "$STOCK_SUITE" ] && dist=${e#*:}
-	done
-	pass "newest: linux-image-$kver $STOCK_PKGVER ($dist) is the newest cloud kernel of ${NEWEST_SUITES[*]#*:}"
+	pass "newest: linux-image-$kver $STOCK_PKGVER ($STOCK_DIST) is the newest cloud kernel of ${NEWEST_SUITES[*]#*:}"
 else
 	fail "newest: find and download the newest cloud kernel and its headers in ${NEWEST_SUITES[*]#*:}"
 	summary

@@ -35,9 +35,8 @@ round() {
 	flows $V 80 "$2" 1 $addrs >"$T/f.$1"
 	expect_eq "$1: the table size" "$(svc_field "$S" size)" 65537
 	predict "$T/f.$1" "$T/s" 0 >"$T/p.$1"
-	conns_of "$T/f.$1" $V 80 >"$T/c.$1"
 	compare_choices "$1" "$T/f.$1" "$T/p.$1" $V 80
-	awk '{ print $1, $3 }' "$T/c.$1" >"$T/r.$1"
+	awk '{ print $1, $3 }' "$T/conns" >"$T/r.$1"
 }
 
 # moved A B N ADDED GONE: the clients of rounds A and B whose server

@@ -409,7 +409,8 @@ predict() {
 
 # compare_choices TEXT FLOWS PREDICTED VIP PORT [NETNS]: every flow in
 # FLOWS has an IPVS connection (in NETNS, default this one) to the
-# destination PREDICTED says ("ADDR PORT OWNER").
+# destination PREDICTED says ("ADDR PORT OWNER"). The flows' connections
+# (conns_of) are left in $T/conns.
 compare_choices() {
 	conns_of "$2" "$4" "$5" "${6:-}" >"$T/conns"
 	sort "$3" >"$T/pred.sorted"

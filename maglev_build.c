@@ -661,26 +661,16 @@ void maglev_builder_cancel(struct maglev_service *ms)
  * maglev_build_work() - a service's build is due
  * @work: the service's delayed work
  *
- * Unless the hold-off still runs, the service joins its namespace's ready
- * list with this work's reference (or drops it if listed already).
+ * The service joins its namespace's ready list with this work's reference
+ * (or drops it if listed already); maglev_build_service() checks the
+ * hold-off again when its turn comes.
  */
 void maglev_build_work(struct work_struct *work)
 {
 	struct maglev_service *ms = container_of(to_delayed_work(work),
 						 struct maglev_service, work);
 	struct maglev_builder *b = ms->builder;
-	unsigned long now = jiffies, wait;
 	bool listed;
-
-	spin_lock(&ms->lock);
-	wait = maglev_build_wait(now, ms->next_build, ms->retry);
-	if (wait || ms->dead) {
-		maglev_queue(ms, now, wait);
-		spin_unlock(&ms->lock);
-		maglev_svc_put(ms);
-		return;
-	}
-	spin_unlock(&ms->lock);
 
 	spin_lock(&b->lock);
 	listed = !list_empty(&ms->ready_node);

@@ -17,14 +17,16 @@ endif
 # for what they use rather than counting on <linux/kernel.h> (7.x's no
 # longer includes <linux/hex.h>): <linux/hex.h> (hex2bin, bin2hex) and
 # <linux/sprintf.h> (snprintf, scnprintf), missing on 6.1, and
-# <linux/array_size.h> (ARRAY_SIZE), missing on 6.1.y before 6.1.159; and
-# <kunit/visibility.h> (VISIBLE_IF_KUNIT), new in 6.2 and backported to
-# later 6.1.y. A tree without one of them gets include/compat/ on the
-# include path, whose linux/NAME.h includes <linux/kernel.h> and whose
-# kunit/visibility.h defines VISIBLE_IF_KUNIT; Kbuild searches the tree's
-# own include directories first, so the headers the tree has are its own.
+# <linux/array_size.h> (ARRAY_SIZE), missing on 6.1.y before 6.1.159;
+# <linux/unaligned.h> (get_unaligned_le32()), <asm/unaligned.h> before
+# 6.12; and <kunit/visibility.h> (VISIBLE_IF_KUNIT), new in 6.2 and
+# backported to later 6.1.y. A tree without one of them gets
+# include/compat/ on the include path, whose linux/NAME.h includes
+# <linux/kernel.h> (or <asm/unaligned.h>) and whose kunit/visibility.h
+# defines VISIBLE_IF_KUNIT; Kbuild searches the tree's own include
+# directories first, so the headers the tree has are its own.
 maglev-split-h := linux/hex.h linux/sprintf.h linux/array_size.h \
-		  kunit/visibility.h
+		  linux/unaligned.h kunit/visibility.h
 ifneq ($(strip $(foreach h,$(maglev-split-h),$(if $(wildcard $(srctree)/include/$(h)),,$(h)))),)
 ccflags-y += -I$(src)/include/compat
 endif

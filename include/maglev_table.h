@@ -8,7 +8,8 @@
 #ifndef _MAGLEV_TABLE_H
 #define _MAGLEV_TABLE_H
 
-#include "maglev_compat.h"
+/* Kernel or userspace, by the include path: see maglev_compat.h. */
+#include <maglev_compat.h>
 
 #define MAGLEV_NAME_MAX		64
 #define MAGLEV_SIZE_MIN		251
@@ -28,6 +29,33 @@
 #define MAGLEV_TAIL_SLOTS	128U
 /* Longest name maglev_format_name() writes, without the NUL. */
 #define MAGLEV_ADDR_NAME_MAX	47
+
+/*
+ * The algorithm reports its work, @steps probes or slots at a time, and
+ * each reschedule point; a test build (the KUnit suite, or a host test
+ * built with -DMAGLEV_RESCHED_TEST) defines these to measure the stretches
+ * between them.
+ */
+#if defined(MAGLEV_KUNIT) || defined(MAGLEV_RESCHED_TEST)
+void maglev_test_steps(u32 steps);
+void maglev_test_resched(void);
+#else
+static inline void maglev_test_steps(u32 steps)
+{
+	(void)steps;
+}
+
+static inline void maglev_test_resched(void)
+{
+}
+#endif
+
+/* Long fills (M up to 5000011) give the CPU up now and then. */
+static inline void maglev_cond_resched(void)
+{
+	cond_resched();
+	maglev_test_resched();
+}
 
 /**
  * struct maglev_backend - one backend (real server) of a table build
@@ -153,7 +181,7 @@ static inline u32 maglev_key_hash(const void *data, size_t len,
  */
 static inline u32 maglev_hash_ip4(const void *addr, const hsiphash_key_t *key)
 {
-	return hsiphash_1u32(maglev_le32(addr), key);
+	return hsiphash_1u32(get_unaligned_le32(addr), key);
 }
 
 /**
@@ -168,8 +196,8 @@ static inline u32 maglev_hash_ip4(const void *addr, const hsiphash_key_t *key)
 static inline u32 maglev_hash_ip4_port(const void *addr, __be16 port,
 				       const hsiphash_key_t *key)
 {
-	return hsiphash_2u32(maglev_le32(addr), maglev_le16((const u8 *)&port),
-			     key);
+	return hsiphash_2u32(get_unaligned_le32(addr),
+			     get_unaligned_le16(&port), key);
 }
 
 /**
@@ -184,8 +212,9 @@ static inline u32 maglev_hash_ip6(const void *addr, const hsiphash_key_t *key)
 {
 	const u8 *a = addr;
 
-	return hsiphash_4u32(maglev_le32(a), maglev_le32(a + 4),
-			     maglev_le32(a + 8), maglev_le32(a + 12), key);
+	return hsiphash_4u32(get_unaligned_le32(a), get_unaligned_le32(a + 4),
+			     get_unaligned_le32(a + 8),
+			     get_unaligned_le32(a + 12), key);
 }
 
 /**
@@ -210,7 +239,7 @@ static inline u32 maglev_hash_ip6_port(const void *addr, __be16 port,
 	} k;
 
 	memcpy(k.addr, addr, sizeof(k.addr));
-	k.tail = cpu_to_le64(maglev_le16((const u8 *)&port));
+	k.tail = cpu_to_le64(get_unaligned_le16(&port));
 	return hsiphash(&k, sizeof(k.addr) + 4, key);
 }
 
@@ -235,8 +264,8 @@ static inline u32 maglev_key_fingerprint(const siphash_key_t *key)
  */
 static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
 {
-	key->key[0] = maglev_le64(b);
-	key->key[1] = maglev_le64(b + 8);
+	key->key[0] = get_unaligned_le64(b);
+	key->key[1] = get_unaligned_le64(b + 8);
 }
 
 /**
@@ -249,8 +278,8 @@ static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
  */
 static inline void maglev_hkey_from_bytes(hsiphash_key_t *key, const u8 *b)
 {
-	key->key[0] = (unsigned long)maglev_le64(b);
-	key->key[1] = (unsigned long)maglev_le64(b + 8);
+	key->key[0] = (unsigned long)get_unaligned_le64(b);
+	key->key[1] = (unsigned long)get_unaligned_le64(b + 8);
 }
 
 /**
@@ -268,7 +297,7 @@ static inline u32 maglev_table_get(const struct maglev_table *t, u32 slot)
 {
 	u32 bit = slot * t->width;
 
-	return maglev_le32(t->byte + bit / 8) >> (bit % 8) & t->mask;
+	return get_unaligned_le32(t->byte + bit / 8) >> (bit % 8) & t->mask;
 }
 
 /**

@@ -22,7 +22,7 @@ CFLAGS=(-O2 -g -std=gnu11 -Wall -Wextra)
 gcc "${CFLAGS[@]}" -I"$w/include" -c -o "$w/old.o" "$w/maglev_table.c"
 nm --defined-only -g "$w/old.o" | awk '{ print $3, "old_" $3 }' >"$w/rename"
 objcopy --redefine-syms="$w/rename" "$w/old.o" "$w/old_r.o"
-gcc "${CFLAGS[@]}" -I"$TOP/include" -o "$w/build-vs-old" \
+gcc "${CFLAGS[@]}" -I"$TOP/tools/include" -I"$TOP/include" -o "$w/build-vs-old" \
 	"$TOP/tools/bench/build-vs-old.c" "$TOP/maglev_table.c" "$w/old_r.o"
 echo "# old: maglev_table.c of $rev"
 "$w/build-vs-old" 65537 1000

@@ -21,13 +21,12 @@ kdir=$("$TOP/scripts/build-kernel.sh")
 w=$(work_dir static)
 
 cd "$TOP"
-files=(maglev_*.c include/*.h kunit/*.c tools/ring/ring_hash.[ch]
-       tools/bench/kmod/*.c)
+files=(maglev_*.c include/*.h tools/include/*.h kunit/*.c
+       tools/ring/ring_hash.[ch] tools/bench/kmod/*.c)
 for f in "${files[@]}"; do
-	# The compat header's userspace side restates the kernel's
-	# siphash_key_t typedef.
+	# The userspace compat header restates the kernel's typedefs.
 	ignore=
-	[ "$f" = include/maglev_compat.h ] && ignore=--ignore=NEW_TYPEDEFS
+	[ "$f" = tools/include/maglev_compat.h ] && ignore=--ignore=NEW_TYPEDEFS
 	if [ ! -f "$f" ]; then
 		fail "checkpatch: $f missing"
 	# shellcheck disable=SC2086 # ignore is one word or none

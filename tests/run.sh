@@ -43,7 +43,7 @@ trap 'rm -f "$log"' EXIT
 echo "== host unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itests \
+	-fno-sanitize-recover=all -Itools/include -Iinclude -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
 	maglev_table.c tools/siphash.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log"
@@ -58,7 +58,7 @@ fi
 echo "== SipHash-2-4, hsiphash and key helpers (reference and kernel vectors; ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itests \
+	-fno-sanitize-recover=all -Itools/include -Iinclude -Itests \
 	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
 	maglev_table.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log"
@@ -72,7 +72,7 @@ fi
 
 echo "== reschedule points (maglev_table.c built with MAGLEV_RESCHED_TEST)"
 if $CC -O2 -g -std=gnu11 -Wall -Wextra -Werror -DMAGLEV_RESCHED_TEST \
-	-fsanitize=undefined -fno-sanitize-recover=all -Iinclude -Itests \
+	-fsanitize=undefined -fno-sanitize-recover=all -Itools/include -Iinclude -Itests \
 	-o build/resched-test tests/resched_test.c maglev_table.c; then
 	build/resched-test 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
@@ -86,7 +86,7 @@ fi
 echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itests -Itools -Itools/bench \
+	-fno-sanitize-recover=all -Itools/include -Iinclude -Itests -Itools -Itools/bench \
 	-o build/mh-port-test tests/mh_port_test.c tools/bench/mh_port.c \
 	tests/maglev_ref.c maglev_table.c; then
 	build/mh-port-test 2>&1 | tee "$log"
@@ -121,7 +121,7 @@ fi
 echo "== ring unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Iinclude -Itools -Itools/ring \
+	-fno-sanitize-recover=all -Itools/include -Iinclude -Itools -Itools/ring \
 	-o build/ring-test tests/ring_test.c tools/ring/ring_hash.c tools/ring/ring_set.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}

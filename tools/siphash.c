@@ -3,7 +3,7 @@
  * siphash.c - SipHash for userspace builds of maglev_table.h users.
  *
  * It stands in for the kernel's lib/siphash.c, with the same interface
- * (include/maglev_compat.h declares it) and the same functions:
+ * (tools/include/maglev_compat.h declares it) and the same functions:
  * - siphash(): SipHash-2-4 (Aumasson and Bernstein), two compression
  *   rounds, four finalization rounds, 64-bit output; k0 and k1 are
  *   key->key[0] and key->key[1].
@@ -77,11 +77,11 @@ static inline u64 sip_tail(const u8 *p, size_t left)
 	u64 b = 0;
 
 	if (left & 4) {
-		b = maglev_le32(p);
+		b = get_unaligned_le32(p);
 		at = 4;
 	}
 	if (left & 2) {
-		b |= (u64)maglev_le16(p + at) << (8 * at);
+		b |= (u64)get_unaligned_le16(p + at) << (8 * at);
 		at += 2;
 	}
 	if (left & 1)
@@ -98,7 +98,7 @@ u64 siphash(const void *data, size_t len, const siphash_key_t *key)
 
 	/* full 8-byte words: one unaligned little-endian load each */
 	for (; p != end; p += 8) {
-		m = maglev_le64(p);
+		m = get_unaligned_le64(p);
 		v3 ^= m;
 		SIP_ROUND(v0, v1, v2, v3);
 		SIP_ROUND(v0, v1, v2, v3);
@@ -162,7 +162,7 @@ static u32 sip13(const u8 *p, size_t len, const hsiphash_key_t *key)
 	SIP_INIT(key->key[0], key->key[1]);
 
 	for (; p != end; p += 8) {
-		m = maglev_le64(p);
+		m = get_unaligned_le64(p);
 		SIP13_WORD(m);
 	}
 	b |= sip_tail(p, len & 7);
@@ -177,7 +177,7 @@ static u32 hsip13(const u8 *p, size_t len, const hsiphash_key_t *key)
 	HSIP_INIT(key->key[0], key->key[1]);
 
 	for (; p != end; p += 4) {
-		m = maglev_le32(p);
+		m = get_unaligned_le32(p);
 		HSIP13_WORD(m);
 	}
 	b |= (u32)sip_tail(p, len & 3);

@@ -33,7 +33,7 @@ ok() { echo "PASS: $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 # shellcheck disable=SC2054 # commas inside -fsanitize=
-FLAGS=(-g -O1 -std=gnu11 -Wall -Wextra -Iinclude -Itests -Itools/ring
+FLAGS=(-g -O1 -std=gnu11 -Wall -Wextra -Itools/include -Iinclude -Itests -Itools/ring
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer)
 build() {

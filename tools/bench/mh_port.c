@@ -80,7 +80,7 @@ u32 mhp_hsiphash(const void *data, size_t len, const struct mhp_hkey *key)
 	unsigned int left = len & 7;
 
 	for (; p != end; p += 8) {
-		u64 m = maglev_le64(p);
+		u64 m = get_unaligned_le64(p);
 
 		v3 ^= m;
 		MHP_SIPROUND(v0, v1, v2, v3);
@@ -88,7 +88,7 @@ u32 mhp_hsiphash(const void *data, size_t len, const struct mhp_hkey *key)
 	}
 	/* load_unaligned_zeropad(end) & bytemask_from_count(left) */
 	if (left)
-		b |= maglev_le64(end) & ~(~0ULL << (left * 8));
+		b |= get_unaligned_le64(end) & ~(~0ULL << (left * 8));
 	return mhp_finish(v0, v1, v2, v3, b);
 }
 

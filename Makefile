@@ -66,7 +66,7 @@ guest-tools: $(BUILD)/udpflows $(BUILD)/tcpfleet $(BUILD)/connprobe \
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/maglev-sim: tools/maglev-sim.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+$(BUILD)/maglev-sim: tools/maglev-sim.c tools/siphash.c maglev_table.c include/maglev_table.h tools/include/maglev_compat.h $(RING_SRC) | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/maglev-sim.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC))
 
 $(BUILD)/udpflows: tests/guest/udpflows.c | $(BUILD)
@@ -105,7 +105,7 @@ endif
 BENCH_KSRC	:= maglev_table.c tools/bench/mh_port.c tests/maglev_ref.c tools/siphash.c \
 		   tools/bench/maglev_sched_port.c
 
-$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tools/bench/bench_time.h tools/bench/maglev_sched_port.h tests/maglev_ref.h include/maglev_table.h include/maglev_compat.h | $(BUILD)
+$(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.h tools/bench/bench_time.h tools/bench/maglev_sched_port.h tests/maglev_ref.h include/maglev_table.h tools/include/maglev_compat.h | $(BUILD)
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_table.o maglev_table.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-mh_port.o tools/bench/mh_port.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c
@@ -124,7 +124,7 @@ bench-old:
 	scripts/bench-old.sh
 
 # Maglev or ring? Table on stdout, charts in $(BUILD)/compare/.
-$(BUILD)/maglev-compare: tools/bench/compare.c tools/siphash.c maglev_table.c include/maglev_table.h include/maglev_compat.h $(RING_SRC) | $(BUILD)
+$(BUILD)/maglev-compare: tools/bench/compare.c tools/siphash.c maglev_table.c include/maglev_table.h tools/include/maglev_compat.h $(RING_SRC) | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tools/bench/compare.c tools/siphash.c maglev_table.c $(filter %.c,$(RING_SRC)) -lm
 
 compare:

@@ -388,13 +388,6 @@ static struct ctl_table maglev_ctl_template[] = {
 #endif
 };
 
-/* The sysctls of the template, without its sentinel if it has one. */
-#ifdef MAGLEV_HAVE_SYSCTL_SZ
-#define MAGLEV_NR_SYSCTLS	ARRAY_SIZE(maglev_ctl_template)
-#else
-#define MAGLEV_NR_SYSCTLS	(ARRAY_SIZE(maglev_ctl_template) - 1)
-#endif
-
 static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 {
 	struct ctl_table *tbl;
@@ -418,7 +411,7 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 	}
 #ifdef MAGLEV_HAVE_SYSCTL_SZ
 	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", tbl,
-					    MAGLEV_NR_SYSCTLS);
+					    ARRAY_SIZE(maglev_ctl_template));
 #else
 	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", tbl);
 #endif

@@ -887,10 +887,8 @@ u32 maglev_churn(const struct maglev_table *old,
 
 	if (!old)
 		return new->nr_filled;
-	if (old->size != new->size)
-		return old->nr_filled || new->nr_filled ? new->size : 0;
-	/* Filled or empty, each table is all one or the other. */
-	if (!old->nr_filled || !new->nr_filled)
+	/* Another size or an empty table: all slots, unless both are empty. */
+	if (old->size != new->size || !old->nr_filled || !new->nr_filled)
 		return old->nr_filled || new->nr_filled ? new->size : 0;
 
 	/* Both lists are sorted: map old indices to new ones in one pass. */

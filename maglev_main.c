@@ -51,6 +51,7 @@
 #include <linux/sysfs.h>
 #include <linux/tcp.h>
 #include <linux/types.h>
+#include <linux/unaligned.h>
 #include <linux/user_namespace.h>
 #include <linux/workqueue.h>
 
@@ -324,7 +325,6 @@ static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 	struct maglev_net *mn = table->extra2;
 	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
 	u8 b[MAGLEV_KEY_BYTES];
-	unsigned int i;
 	struct ctl_table tmp = {
 		.data = text,
 		.maxlen = sizeof(text),
@@ -339,8 +339,8 @@ static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 
 		rcu_read_lock();
 		k = rcu_dereference(mn->key);
-		for (i = 0; i < MAGLEV_KEY_BYTES; i++)
-			b[i] = k->key.key[i / 8] >> (8 * (i % 8));
+		put_unaligned_le64(k->key.key[0], b);
+		put_unaligned_le64(k->key.key[1], b + 8);
 		rcu_read_unlock();
 		bin2hex(text, b, MAGLEV_KEY_BYTES);
 		memzero_explicit(b, sizeof(b));

@@ -318,10 +318,9 @@ maglev_snapshot(struct maglev_service *ms, struct maglev_backend **be,
 	/* Not dead: the IPVS service is freed after a grace period, if at all. */
 	rcu_read_lock();
 	spin_unlock(&ms->lock);
-	if (!n)
-		room = 0;
-	n = 0;
-	if (room) {
+	/* None at the check: an empty table, whatever the list holds now. */
+	if (n) {
+		n = 0;
 		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
 			struct maglev_backend *b = &(*be)[n];
 			int weight = atomic_read(&dest->weight);

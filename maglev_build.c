@@ -224,17 +224,6 @@ maglev_next_build(unsigned long end, unsigned long took, unsigned long holdoff)
 	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
 }
 
-/*
- * Jiffies a build due now still waits for the hold-off: none for a retry
- * (@retry, its own delay, has passed when it runs).
- */
-VISIBLE_IF_KUNIT unsigned long
-maglev_build_wait(unsigned long now, unsigned long next_build,
-		  unsigned long retry)
-{
-	return retry ? 0 : maglev_delay(now, next_build);
-}
-
 /* The next retry delay after a build ran out of memory, from @prev. */
 VISIBLE_IF_KUNIT unsigned long maglev_retry_delay(unsigned long prev)
 {
@@ -519,18 +508,19 @@ fail:
 
 /*
  * Build @ms, taken off its namespace's ready list, unless the hold-off
- * started again meanwhile (then its work is queued for the end of it);
- * set the next hold-off, and queue a retry after a build that ran out of
+ * started again meanwhile (then its work is queued for the end of it); a
+ * retry does not wait for it (its own delay has passed when it runs).  Set
+ * the next hold-off, and queue a retry after a build that ran out of
  * memory.
  */
-static void maglev_build_service(struct maglev_service *ms)
+VISIBLE_IF_KUNIT void maglev_build_service(struct maglev_service *ms)
 {
 	unsigned long start = jiffies, wait, end;
 	unsigned int holdoff;
 	int ret;
 
 	spin_lock(&ms->lock);
-	wait = maglev_build_wait(start, ms->next_build, ms->retry);
+	wait = ms->retry ? 0 : maglev_delay(start, ms->next_build);
 	if (wait || ms->dead) {
 		maglev_queue(ms, start, wait);
 		spin_unlock(&ms->lock);

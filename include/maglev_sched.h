@@ -337,8 +337,7 @@ int maglev_build_table(struct maglev_service *ms);
 unsigned long maglev_next_build(unsigned long end, unsigned long took,
 				unsigned long holdoff);
 unsigned long maglev_retry_delay(unsigned long prev);
-unsigned long maglev_build_wait(unsigned long now, unsigned long next_build,
-				unsigned long retry);
+void maglev_build_service(struct maglev_service *ms);
 /* maglev_proc.c */
 void maglev_show_service(struct seq_file *seq, struct maglev_service *ms);
 #endif

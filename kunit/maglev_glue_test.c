@@ -391,18 +391,6 @@ static void maglev_timing_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r, s1);
 }
 
-/* A build due now waits for the hold-off, unless it is a retry. */
-static void maglev_build_wait_test(struct kunit *test)
-{
-	unsigned long ms10 = msecs_to_jiffies(10);
-
-	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 1000 + ms10, 0), ms10);
-	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 1000 + ms10, ms10), 0UL);
-	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 900, 0), 0UL);
-	KUNIT_EXPECT_EQ(test, maglev_build_wait(1000, 1000 + 2 * HMAX, 0),
-			HMAX);
-}
-
 struct queue_probe {
 	struct maglev_service *ms;
 	struct completion ran;
@@ -1201,6 +1189,80 @@ static void maglev_build_table_test(struct kunit *test)
 	maglev_builder_put(b);
 	for (i = 0; i < FB_N; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+}
+
+static void build_wait_nop(struct work_struct *work)
+{
+}
+
+/* Cancel the work maglev_build_service() queued, with its reference. */
+static void test_unqueue(struct maglev_service *ms)
+{
+	if (cancel_delayed_work_sync(&ms->work))
+		refcount_dec(&ms->ref);
+}
+
+/*
+ * A build due now waits for the hold-off, unless it is a retry:
+ * maglev_build_service() then builds nothing and queues the service's work
+ * for the end of the hold-off, at most HMAX away.  A retry, or a build
+ * whose hold-off has passed, builds at once.
+ */
+static void maglev_build_wait_test(struct kunit *test)
+{
+	unsigned long s5 = msecs_to_jiffies(5000), before, after;
+	struct ip_vs_dest *d[1];
+	struct maglev_service *ms;
+	struct maglev_builder *b;
+	struct maglev_lut *lut;
+
+	d[0] = test_dest(test, AF_INET, "10.0.0.2", 80, 1);
+	ms = test_service(test, d, 1);
+	b = maglev_builder_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	ms->builder = b;
+	INIT_DELAYED_WORK(&ms->work, build_wait_nop);
+
+	/* In the hold-off: queued for its end, one reference, no table. */
+	ms->next_build = jiffies + s5;
+	maglev_build_service(ms);
+	KUNIT_EXPECT_TRUE(test, delayed_work_pending(&ms->work));
+	KUNIT_EXPECT_EQ(test, ms->due, ms->next_build);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ms->ref), 2U);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(ms->lut));
+	test_unqueue(ms);
+
+	/* Further than HMAX (a time from before a wrap): HMAX at most. */
+	before = jiffies;
+	ms->next_build = before + 2 * HMAX;
+	maglev_build_service(ms);
+	after = jiffies;
+	KUNIT_EXPECT_TRUE(test, time_in_range(ms->due, before + HMAX,
+					      after + HMAX));
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(ms->lut));
+	test_unqueue(ms);
+
+	/* A retry does not wait for the hold-off. */
+	ms->next_build = jiffies + s5;
+	ms->retry = msecs_to_jiffies(10);
+	maglev_build_service(ms);
+	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&ms->work));
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	KUNIT_EXPECT_EQ(test, lut->builds, 1ULL);
+	KUNIT_EXPECT_EQ(test, ms->retry, 0UL);
+
+	/* The hold-off has passed: built at once. */
+	ms->next_build = jiffies - 100;
+	maglev_build_service(ms);
+	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&ms->work));
+	lut = rcu_dereference_protected(ms->lut, true);
+	KUNIT_EXPECT_EQ(test, lut->builds, 2ULL);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ms->ref), 1U);
+
+	test_unpublish(ms);
+	maglev_builder_put(b);
+	KUNIT_EXPECT_EQ(test, refcount_read(&d[0]->refcnt), 1U);
 }
 
 /* ------------------------------------------------------------------ */

@@ -488,10 +488,14 @@ fail:
 	if (ret == -ENOMEM && !ms->memcg)
 		swap(ms->memcg, memcg);
 	/* The IPVS service is named only while it lives (maglev_snapshot()). */
-	if (ms->dead)
+	if (ms->dead) {
 		ret = -ESHUTDOWN;
-	else
+	} else {
 		maglev_svc_name(name, sizeof(name), ms->svc);
+		/* A failed snapshot counted none: the service's own number. */
+		if (!nr)
+			nr = READ_ONCE(ms->svc->num_dests);
+	}
 	spin_unlock(&ms->lock);
 	mem_cgroup_put(memcg);
 	if (ret == -ESHUTDOWN)

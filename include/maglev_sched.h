@@ -93,7 +93,8 @@ struct maglev_key {
  * @key: the client hash key lookups use now (RCU)
  * @table_size: sysctl maglev_table_size
  * @holdoff_ms: sysctl maglev_holdoff_ms
- * @cfg_lock: serialises sysctl writes
+ * @cfg_lock: serialises the key's publication and table size writes (the
+ *	hold-off is one word, stored by proc_douintvec_minmax() alone)
  * @net: the namespace
  * @ctl: this namespace's copy of the sysctl table
  * @sysctl: its registration
@@ -105,7 +106,7 @@ struct maglev_net {
 	struct maglev_key __rcu *key;
 	unsigned int table_size;
 	unsigned int holdoff_ms;
-	struct mutex cfg_lock;	/* serialises sysctl writes */
+	struct mutex cfg_lock;	/* see above */
 	struct net *net;
 	struct ctl_table *ctl;
 	struct ctl_table_header *sysctl;

@@ -264,6 +264,10 @@ static void maglev_snapshot_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, err, -E2BIG);
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1U);
+	/* Its build fails and counts; no table is published. */
+	KUNIT_EXPECT_EQ(test, maglev_build_table(ms), -E2BIG);
+	KUNIT_EXPECT_EQ(test, ms->build_fail, 1ULL);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(ms->lut));
 	ms->svc->num_dests = 4;
 
 	/* A deleted service gives no snapshot and takes no reference. */

@@ -492,8 +492,8 @@ fail:
 		ret = -ESHUTDOWN;
 	} else {
 		maglev_svc_name(name, sizeof(name), ms->svc);
-		/* A failed snapshot counted none: the service's own number. */
-		if (!nr)
+		/* Too many: the snapshot refused them before counting. */
+		if (ret == -E2BIG)
 			nr = READ_ONCE(ms->svc->num_dests);
 	}
 	spin_unlock(&ms->lock);
@@ -511,11 +511,10 @@ fail:
 }
 
 /*
- * Build @ms, taken off its namespace's ready list, unless the hold-off
- * started again meanwhile (then its work is queued for the end of it); a
- * retry does not wait for it (its own delay has passed when it runs).  Set
- * the next hold-off, and queue a retry after a build that ran out of
- * memory.
+ * Build @ms, taken off its namespace's ready list, unless it is dead or its
+ * hold-off still runs (then its work is queued for the end of it); a retry
+ * does not wait for it (its own delay has passed when it runs).  Set the
+ * next hold-off, and queue a retry after a build that ran out of memory.
  */
 VISIBLE_IF_KUNIT void maglev_build_service(struct maglev_service *ms)
 {
@@ -656,7 +655,7 @@ void maglev_builder_cancel(struct maglev_service *ms)
  *
  * The service joins its namespace's ready list with this work's reference
  * (or drops it if listed already); maglev_build_service() checks the
- * hold-off again when its turn comes.
+ * hold-off, and whether the service died meanwhile, when its turn comes.
  */
 void maglev_build_work(struct work_struct *work)
 {

@@ -225,8 +225,37 @@ u32 maglev_rehash(u32 hash, u32 i)
 	return x;
 }
 
+/* Append @v in decimal (@hex false) or lower-case hex, no leading zeros. */
+static char *maglev_put_num(char *p, u32 v, bool hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	u32 base = hex ? 16 : 10;
+	char tmp[10];
+	int n = 0;
+
+	do {
+		tmp[n++] = digits[v % base];
+		v /= base;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *maglev_put_ipv4(char *p, const u8 *a)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i)
+			*p++ = '.';
+		p = maglev_put_num(p, a[i], false);
+	}
+	return p;
+}
+
 /* RFC 5952 text of an IPv6 address, exactly as glibc's inet_ntop(). */
-static void maglev_format_ipv6(char *p, const u8 *a)
+static char *maglev_put_ipv6(char *p, const u8 *a)
 {
 	int best = -1, best_len = 0, cur = -1, cur_len = 0, i;
 	u32 w[8];
@@ -261,15 +290,13 @@ static void maglev_format_ipv6(char *p, const u8 *a)
 			*p++ = ':';
 		/* ::a.b.c.d (IPv4-compatible) and ::ffff:a.b.c.d (mapped) */
 		if (i == 6 && best == 0 &&
-		    (best_len == 6 || (best_len == 5 && w[5] == 0xffff))) {
-			sprintf(p, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
-			return;
-		}
-		p += sprintf(p, "%x", w[i]);
+		    (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
+			return maglev_put_ipv4(p, a + 12);
+		p = maglev_put_num(p, w[i], true);
 	}
 	if (best >= 0 && best + best_len == 8)
 		*p++ = ':';
-	*p = '\0';
+	return p;
 }
 
 /**
@@ -292,22 +319,29 @@ static void maglev_format_ipv6(char *p, const u8 *a)
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port)
 {
-	char v6[MAGLEV_ADDR_NAME_MAX];
-	const u8 *a = addr;
-	int n = -EINVAL;
+	char tmp[MAGLEV_ADDR_NAME_MAX + 1], *p = tmp;
 
 	if (addr_len == 4) {
-		n = snprintf(buf, len, "%u.%u.%u.%u:%u", a[0], a[1], a[2],
-			     a[3], port);
+		p = maglev_put_ipv4(p, addr);
 	} else if (addr_len == 16) {
-		maglev_format_ipv6(v6, a);
-		n = snprintf(buf, len, "[%s]:%u", v6, port);
+		*p++ = '[';
+		p = maglev_put_ipv6(p, addr);
+		*p++ = ']';
+	} else {
+		if (len)
+			buf[0] = '\0';
+		return -EINVAL;
 	}
-	if (n >= 0 && (size_t)n >= len)
-		n = -ENOSPC;
-	if (n < 0 && len)
-		buf[0] = '\0';
-	return n;
+	*p++ = ':';
+	p = maglev_put_num(p, port, false);
+	if ((size_t)(p - tmp) >= len) {
+		if (len)
+			buf[0] = '\0';
+		return -ENOSPC;
+	}
+	memcpy(buf, tmp, p - tmp);
+	buf[p - tmp] = '\0';
+	return (int)(p - tmp);
 }
 
 /**

@@ -19,7 +19,6 @@
 #include <linux/sched.h>
 #include <linux/siphash.h>
 #include <linux/sort.h>
-#include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #include <linux/unaligned.h>

@@ -1264,6 +1264,19 @@ static void maglev_build_wait_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lut->builds, 2ULL);
 	KUNIT_EXPECT_EQ(test, refcount_read(&ms->ref), 1U);
 
+	/* Dead: no build attempted (next_build stays), nothing queued. */
+	ms->dead = true;
+	before = jiffies - 100;
+	ms->next_build = before;
+	maglev_build_service(ms);
+	KUNIT_EXPECT_EQ(test, ms->next_build, before);
+	ms->next_build = jiffies + s5;
+	maglev_build_service(ms);
+	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&ms->work));
+	KUNIT_EXPECT_PTR_EQ(test, rcu_access_pointer(ms->lut), lut);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ms->ref), 1U);
+	ms->dead = false;
+
 	test_unpublish(ms);
 	maglev_builder_put(b);
 	KUNIT_EXPECT_EQ(test, refcount_read(&d[0]->refcnt), 1U);

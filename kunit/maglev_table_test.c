@@ -808,10 +808,16 @@ static void maglev_format_name_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, (int)strlen(c->want));
 	KUNIT_EXPECT_STREQ(test, buf, c->want);
 	KUNIT_EXPECT_LE(test, n, MAGLEV_ADDR_NAME_MAX);
-	/* one byte short of room for the NUL */
+	/* one byte short of room for the NUL: an empty string */
 	KUNIT_EXPECT_EQ(test, maglev_format_name(buf, strlen(c->want),
 						 c->addr, c->len, c->port),
 			-ENOSPC);
+	KUNIT_EXPECT_EQ(test, buf[0], '\0');
+	/* an address of neither 4 nor 16 bytes */
+	buf[0] = 'x';
+	KUNIT_EXPECT_EQ(test, maglev_format_name(buf, sizeof(buf), c->addr,
+						 8, c->port), -EINVAL);
+	KUNIT_EXPECT_EQ(test, buf[0], '\0');
 }
 
 /* ------------------------------------------------------------------ */

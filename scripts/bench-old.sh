@@ -14,12 +14,19 @@ need_pkgs make gcc libc6-dev binutils git
 rev=${BENCH_OLD_REV:-8ceeba3}
 w=$TOP/build/bench-old
 rm -rf "$w"
-mkdir -p "$w/include"
+mkdir -p "$w/include" "$w/tools/include"
 for f in maglev_table.c include/maglev_table.h include/maglev_compat.h; do
 	git -C "$TOP" show "$rev:$f" >"$w/$f"
 done
+# A revision with tools/include/maglev_compat.h has the userspace
+# stand-ins there, first on the include path; before, include/'s one
+# header held both sides.
+f=tools/include/maglev_compat.h
+if git -C "$TOP" cat-file -e "$rev:$f" 2>/dev/null; then
+	git -C "$TOP" show "$rev:$f" >"$w/$f"
+fi
 CFLAGS=(-O2 -g -std=gnu11 -Wall -Wextra)
-gcc "${CFLAGS[@]}" -I"$w/include" -c -o "$w/old.o" "$w/maglev_table.c"
+gcc "${CFLAGS[@]}" -I"$w/tools/include" -I"$w/include" -c -o "$w/old.o" "$w/maglev_table.c"
 nm --defined-only -g "$w/old.o" | awk '{ print $3, "old_" $3 }' >"$w/rename"
 objcopy --redefine-syms="$w/rename" "$w/old.o" "$w/old_r.o"
 gcc "${CFLAGS[@]}" -I"$TOP/tools/include" -I"$TOP/include" -o "$w/build-vs-old" \

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tools/include/maglev_compat.h - userspace stand-ins for the kernel
- * facilities maglev_table.c uses (include/maglev_compat.h includes the
- * kernel's own), and a few more the tools share.  Userspace builds put
- * tools/include before include on the include path, as
- * tools/testing/vma/vma_internal.h stands in for mm/vma_internal.h.
+ * Userspace stand-ins for the kernel facilities maglev_table.c uses (the
+ * kernel side of this header, in include/, includes the kernel's own), and
+ * a few more the tools share.  Userspace builds put tools/include before
+ * include on the include path, as tools/testing/vma/vma_internal.h stands
+ * in for mm/vma_internal.h.
  */
 #ifndef _MAGLEV_COMPAT_H
 #define _MAGLEV_COMPAT_H

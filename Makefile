@@ -19,7 +19,11 @@ endif
 export MH_COMPAT
 
 HOSTCC		?= cc
-HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Itools/include -Iinclude -Itools/ring
+# maglev_table.c's userspace stand-ins first: tools/include/maglev_compat.h
+# before include/'s kernel one (include/maglev_table.h includes it as
+# <maglev_compat.h>).
+USER_INC	:= -Itools/include -Iinclude
+HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 $(USER_INC) -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
@@ -97,7 +101,7 @@ $(BUILD)/tcpraw: tests/guest/tcpraw.c | $(BUILD)
 # with and the reference fill with the kernel's code-generation limits
 # (-O2, on x86-64 no SIMD registers and no red zone), so that the figures
 # are those of the code a kernel build runs.
-BENCH_KFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 -Itools/include -Iinclude -Itests \
+BENCH_KFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 $(USER_INC) -Itests \
 		   -Itools -Itools/bench -fno-strict-aliasing
 ifeq ($(shell uname -m),x86_64)
 BENCH_KFLAGS	+= -mno-sse -mno-sse2 -mno-mmx -mno-avx -mno-red-zone
@@ -111,7 +115,7 @@ $(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_ref.o tests/maglev_ref.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-siphash.o tools/siphash.c
 	$(HOSTCC) $(BENCH_KFLAGS) -c -o $(BUILD)/bench-maglev_sched_port.o tools/bench/maglev_sched_port.c
-	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -Itools/include -Iinclude -Itests -Itools -Itools/bench \
+	$(HOSTCC) -O2 -g -Wall -Wextra -Werror -std=gnu11 $(USER_INC) -Itests -Itools -Itools/bench \
 		-o $@ tools/bench/bench-host.c $(BUILD)/bench-maglev_table.o \
 		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o \
 		$(BUILD)/bench-siphash.o $(BUILD)/bench-maglev_sched_port.o

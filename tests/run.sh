@@ -37,13 +37,18 @@ count() {
 	skip=$((skip + s))
 }
 
+# maglev_table.c's userspace stand-ins first: tools/include/maglev_compat.h
+# before include/'s kernel one (include/maglev_table.h includes it as
+# <maglev_compat.h>).
+USER_INC=(-Itools/include -Iinclude)
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 echo "== host unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Itools/include -Iinclude -Itests \
+	-fno-sanitize-recover=all "${USER_INC[@]}" -Itests \
 	-o build/maglev-test tests/maglev_test.c tests/maglev_ref.c \
 	maglev_table.c tools/siphash.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/maglev-test 2>&1 | tee "$log"
@@ -58,7 +63,7 @@ fi
 echo "== SipHash-2-4, hsiphash and key helpers (reference and kernel vectors; ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Itools/include -Iinclude -Itests \
+	-fno-sanitize-recover=all "${USER_INC[@]}" -Itests \
 	-o build/siphash-test tests/siphash_test.c tools/siphash.c \
 	maglev_table.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/siphash-test 2>&1 | tee "$log"
@@ -72,7 +77,7 @@ fi
 
 echo "== reschedule points (maglev_table.c built with MAGLEV_RESCHED_TEST)"
 if $CC -O2 -g -std=gnu11 -Wall -Wextra -Werror -DMAGLEV_RESCHED_TEST \
-	-fsanitize=undefined -fno-sanitize-recover=all -Itools/include -Iinclude -Itests \
+	-fsanitize=undefined -fno-sanitize-recover=all "${USER_INC[@]}" -Itests \
 	-o build/resched-test tests/resched_test.c maglev_table.c; then
 	build/resched-test 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
@@ -86,7 +91,7 @@ fi
 echo "== ip_vs_mh port of the benchmark (hsiphash vectors, tables)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Itools/include -Iinclude -Itests -Itools -Itools/bench \
+	-fno-sanitize-recover=all "${USER_INC[@]}" -Itests -Itools -Itools/bench \
 	-o build/mh-port-test tests/mh_port_test.c tools/bench/mh_port.c \
 	tests/maglev_ref.c maglev_table.c; then
 	build/mh-port-test 2>&1 | tee "$log"
@@ -121,7 +126,7 @@ fi
 echo "== ring unit tests (ASan, UBSan)"
 if $CC -O1 -g -std=gnu11 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-omit-frame-pointer \
-	-fno-sanitize-recover=all -Itools/include -Iinclude -Itools -Itools/ring \
+	-fno-sanitize-recover=all "${USER_INC[@]}" -Itools -Itools/ring \
 	-o build/ring-test tests/ring_test.c tools/ring/ring_hash.c tools/ring/ring_set.c; then
 	ASAN_OPTIONS=detect_leaks=1 build/ring-test 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * maglev_build.c - a service's builds: when they run, what they read, and
- * what they publish.  A change queues the service's work, which waits out
- * the hold-off (or a retry delay) and puts the service on its namespace's
- * ready list; the namespace's one build work takes the services from it
- * one per run, snapshots the destinations, finds the table in the
- * namespace's store (maglev_share.c) or fills and inserts one, and
- * publishes the service's descriptor with RCU.  The design is in
- * docs/design.md.
+ * maglev_build.c - a namespace's builder: the queue of services with a
+ * change to build, the builds themselves, the store of tables that
+ * services with equal inputs share, and publishing.  A build reads only
+ * the service's own set of destinations (maglev_main.c keeps it under
+ * IPVS's mutex), never IPVS's lists.  docs/design.md describes the design.
  */
 
 #define KMSG_COMPONENT "IPVS"
@@ -15,117 +12,233 @@
 
 #include <linux/atomic.h>
 #include <linux/bug.h>
-#include <linux/compiler.h>
 #include <linux/container_of.h>
+#include <linux/delay.h>
 #include <linux/errno.h>
-#include <linux/in.h>
+#include <linux/hashtable.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/printk.h>
+#include <linux/rbtree.h>
 #include <linux/rculist.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
-#include <linux/socket.h>
 #include <linux/spinlock.h>
-#include <linux/sprintf.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/types.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
-
-#include <asm/byteorder.h>
-
-#include <kunit/visibility.h>
 
 #include <net/ip_vs.h>
 
 #include "maglev_sched.h"
 #include "maglev_table.h"
 
-/* Names */
-
-/**
- * maglev_addr_name() - a destination's backend name, "A.B.C.D:port" or "[v6]:port"
- * @buf: where to write it
- * @len: room in @buf
- * @af: AF_INET or AF_INET6
- * @addr: the address
- * @port: the port, network byte order
- *
- * Return: the name's length, without a NUL.
+/*
+ * Build allocations may fail: the old table keeps serving and the build is
+ * retried.  None may wake the OOM killer, the global one or a memory
+ * cgroup's (try_charge_memcg() gives up on __GFP_NORETRY and
+ * __GFP_RETRY_MAYFAIL before mem_cgroup_oom()).  kmalloc() up to a page
+ * takes __GFP_NORETRY; vmalloc(), which does not honour it,
+ * __GFP_RETRY_MAYFAIL.
  */
-VISIBLE_IF_KUNIT int maglev_addr_name(char *buf, size_t len, int af,
-				      const union nf_inet_addr *addr, __be16 port)
-{
-	/* The one formatter maglev-sim uses too: inet_ntop()'s text. */
-	int n = maglev_format_name(buf, len, addr, af == AF_INET6 ? 16 : 4,
-				   ntohs(port));
+#define MAGLEV_GFP_SMALL	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+#define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+				 __GFP_NOWARN)
 
-	return WARN_ON_ONCE(n < 0) ? 0 : n;
-}
-
-/**
- * maglev_svc_name() - a service's description for messages and /proc
- * @buf: where to write it, NUL-terminated
- * @len: room in @buf
- * @svc: the service: "TCP 10.0.0.1:80", "FWM 42", "FWM6 43"
- */
-void maglev_svc_name(char *buf, size_t len,
-		     const struct ip_vs_service *svc)
-{
-	u16 p = svc->protocol;
-	const char *proto = p == IPPROTO_TCP ? "TCP" :
-			    p == IPPROTO_UDP ? "UDP" :
-			    p == IPPROTO_SCTP ? "SCTP" : NULL;
-	int n;
-
-	if (svc->fwmark) {
-		scnprintf(buf, len, "%s %u",
-			  svc->af == AF_INET6 ? "FWM6" : "FWM", svc->fwmark);
-		return;
-	}
-	if (proto)
-		n = scnprintf(buf, len, "%s ", proto);
-	else
-		n = scnprintf(buf, len, "P%u ", svc->protocol);
-	maglev_addr_name(buf + n, len - n, svc->af, &svc->addr, svc->port);
-}
-
-/* Descriptors and services */
+/* Retry delays of a build that ran out of memory. */
+#define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
+#define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
+/* A build's duration lengthens its service's hold-off up to this. */
+#define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
 
 /*
- * Free a descriptor: put its first lut->nr destinations, and its shared
- * table if it has one.
+ * A table, its descriptor or build scratch, charged to the active memory
+ * cgroup and allowed to fail: kmalloc() up to a page, vmalloc() above (not
+ * kvmalloc(), whose kmalloc() attempt of a large block keeps
+ * __GFP_RETRY_MAYFAIL's reclaim and compaction and takes the next power of
+ * two).  *@mem, if given, grows by the bytes allocated.  Freed with
+ * kvfree().
  */
-VISIBLE_IF_KUNIT void maglev_lut_free(struct maglev_lut *lut)
+static void *maglev_mem_alloc(size_t bytes, size_t *mem)
+{
+	void *p;
+
+	if (bytes <= PAGE_SIZE) {
+		bytes = kmalloc_size_roundup(bytes);
+		p = kmalloc(bytes, MAGLEV_GFP_SMALL);
+	} else {
+		bytes = PAGE_ALIGN(bytes);
+		p = __vmalloc(bytes, MAGLEV_GFP);
+	}
+	if (p && mem)
+		*mem += bytes;
+	return p;
+}
+
+/* The table store */
+
+/* A hash of M and each backend's name and weights, to find candidates. */
+static u64 maglev_inputs_hash(u32 size, const struct maglev_backend *be,
+			      u32 nr)
+{
+	u64 h = maglev_hash(&size, sizeof(size), nr);
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		h = maglev_hash(be[i].name, be[i].name_len,
+				h ^ ((u64)be[i].weight << 32 |
+				     be[i].drain_weight));
+		if (!(i % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
+	return h;
+}
+
+static bool maglev_same_inputs(const struct maglev_backend *a,
+			       const struct maglev_backend *b, u32 nr)
 {
 	u32 i;
 
-	/* A removed destination lives in the IPVS trash until its last put. */
-	for (i = 0; i < lut->nr; i++)
+	for (i = 0; i < nr; i++) {
+		if (a[i].weight != b[i].weight ||
+		    a[i].drain_weight != b[i].drain_weight ||
+		    maglev_backend_cmp(&a[i], &b[i]))
+			return false;
+		if (!(i % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
+	return true;
+}
+
+/*
+ * A table to fill, with a copy of @be: one allocation, so that the page
+ * its slots round up to holds the rest of the table rather than nothing.
+ */
+static struct maglev_shared *maglev_shared_alloc(u32 size,
+						 const struct maglev_backend *be,
+						 u32 nr)
+{
+	size_t be_bytes = array_size(nr, sizeof(*be)), mem = 0;
+	struct maglev_shared *t;
+
+	t = maglev_mem_alloc(size_add(size_add(sizeof(*t), be_bytes),
+				      maglev_table_bytes(size, nr)), &mem);
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	refcount_set(&t->ref, 1);
+	t->mem = mem;
+	t->be = (struct maglev_backend *)(t + 1);
+	t->table = (struct maglev_table *)((u8 *)t->be + be_bytes);
+	memcpy(t->be, be, be_bytes);
+	return t;
+}
+
+/*
+ * A stored table with exactly these inputs, with a new reference: the
+ * candidate is picked by hash, size and count under the lock, then its
+ * backends are compared while the reference keeps it.
+ */
+static struct maglev_shared *maglev_store_find(struct maglev_builder *b,
+					       u32 size,
+					       const struct maglev_backend *be,
+					       u32 nr, u64 hash)
+{
+	struct maglev_shared *t, *found = NULL;
+
+	spin_lock(&b->lock);
+	hash_for_each_possible(b->hash, t, node, hash) {
+		if (t->hash == hash && t->table->size == size &&
+		    t->table->nr_backends == nr &&
+		    refcount_inc_not_zero(&t->ref)) {
+			found = t;
+			break;
+		}
+	}
+	spin_unlock(&b->lock);
+	if (found && !maglev_same_inputs(found->be, be, nr)) {
+		maglev_shared_put(found);
+		found = NULL;
+	}
+	return found;
+}
+
+static void maglev_store_insert(struct maglev_builder *b,
+				struct maglev_shared *t, u64 hash)
+{
+	t->hash = hash;
+	refcount_inc(&b->ref);
+	t->builder = b;
+	spin_lock(&b->lock);
+	t->id = ++b->next_id;
+	b->tables++;
+	b->mem += t->mem;
+	hash_add(b->hash, &t->node, hash);
+	spin_unlock(&b->lock);
+}
+
+/**
+ * maglev_shared_put() - drop a reference on a stored table
+ * @t: the table; the last reference removes it from its store and frees it
+ *
+ * Context: process context.
+ */
+void maglev_shared_put(struct maglev_shared *t)
+{
+	struct maglev_builder *b = t->builder;
+
+	if (!refcount_dec_and_test(&t->ref))
+		return;
+	spin_lock(&b->lock);
+	hash_del(&t->node);
+	b->tables--;
+	b->mem -= t->mem;
+	spin_unlock(&b->lock);
+	kvfree(t);
+	maglev_builder_put(b);
+}
+
+/* Published tables and services */
+
+/* Put a descriptor's destinations and shared table, and free it. */
+static void maglev_lut_free(struct maglev_lut *lut)
+{
+	u32 i;
+
+	/* A removed destination lives in IPVS's trash until its last put. */
+	for (i = 0; i < lut->nr; i++) {
 		ip_vs_dest_put_and_free(lut->dest[i]);
+		if (!(i % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
 	if (lut->shared)
 		maglev_shared_put(lut->shared);
 	kvfree(lut);
 }
 
-static void maglev_lut_free_rcu(struct rcu_head *head)
+static void maglev_lut_free_work(struct work_struct *work)
 {
-	maglev_lut_free(container_of(head, struct maglev_lut, rcu));
+	maglev_lut_free(container_of(to_rcu_work(work), struct maglev_lut,
+				     free));
 }
 
-/* Retire a published descriptor: it stops counting as a user. */
+/* A replaced table stops counting as a user; freed after a grace period. */
 static void maglev_lut_retire(struct maglev_lut *lut)
 {
 	atomic_dec(&lut->shared->users);
-	call_rcu(&lut->rcu, maglev_lut_free_rcu);
+	INIT_RCU_WORK(&lut->free, maglev_lut_free_work);
+	queue_rcu_work(maglev_wq, &lut->free);
 }
 
 /**
@@ -140,25 +253,23 @@ void maglev_svc_put(struct maglev_service *ms)
 
 	if (!refcount_dec_and_test(&ms->ref))
 		return;
-	/* Last reference: no build runs and none is queued. */
 	lut = rcu_dereference_protected(ms->lut, true);
 	if (lut)
 		maglev_lut_retire(lut);
 	mem_cgroup_put(ms->memcg);
-	if (ms->builder)
-		maglev_builder_put(ms->builder);
+	maglev_builder_put(ms->builder);
+	mutex_destroy(&ms->set_lock);
 	kfree_rcu(ms, rcu);
 }
 
-/* Timing */
+/* The queue */
 
 /*
  * Jiffies from @now until @when: 0 if it has passed, and never more than
- * %MAGLEV_HOLDOFF_MAX_MS, so that a time recorded before jiffies wrapped
- * (LONG_MAX, 24.8 days at HZ=1000) makes nothing wait that long.
+ * MAGLEV_HOLDOFF_MAX_MS, so that a time recorded before jiffies wrapped
+ * makes nothing wait that long.
  */
-VISIBLE_IF_KUNIT unsigned long maglev_delay(unsigned long now,
-					    unsigned long when)
+static unsigned long maglev_delay(unsigned long now, unsigned long when)
 {
 	if (!time_before(now, when))
 		return 0;
@@ -166,68 +277,96 @@ VISIBLE_IF_KUNIT unsigned long maglev_delay(unsigned long now,
 }
 
 /*
- * Make @ms's build work run @delay jiffies from @now, or earlier if it is
- * already due earlier.  Takes a reference for work it queues.
- * Context: @ms->lock held.
+ * Make the builder's work run at @when, or earlier if it is queued for
+ * earlier.  A queued work holds a reference.  Context: @b->lock held.
  */
-void maglev_queue(struct maglev_service *ms, unsigned long now,
-		  unsigned long delay)
+static void maglev_arm(struct maglev_builder *b, unsigned long when)
 {
-	lockdep_assert_held(&ms->lock);
+	unsigned long now = jiffies, delay = maglev_delay(now, when);
+
+	lockdep_assert_held(&b->lock);
+	if (queue_delayed_work(maglev_wq, &b->work, delay)) {
+		refcount_inc(&b->ref);
+	} else if (time_before(now + delay, b->due)) {
+		if (!mod_delayed_work(maglev_wq, &b->work, delay))
+			refcount_inc(&b->ref);
+	} else {
+		return;
+	}
+	b->due = now + delay;
+}
+
+/*
+ * Put @ms on the pending list with a build due at @when, or pull an
+ * earlier @when in.  The list holds a reference.  Context: builder's lock.
+ */
+static void maglev_pend(struct maglev_service *ms, unsigned long when)
+{
+	struct maglev_builder *b = ms->builder;
+
+	lockdep_assert_held(&b->lock);
 	if (ms->dead)
 		return;
-	if (queue_delayed_work(maglev_wq, &ms->work, delay)) {
+	if (list_empty(&ms->pending_node)) {
 		refcount_inc(&ms->ref);
-		ms->due = now + delay;
-	} else if (time_before(now + delay, ms->due)) {
-		/* Queued for later (a long retry delay): pull it in. */
-		if (!mod_delayed_work(maglev_wq, &ms->work, delay))
-			refcount_inc(&ms->ref);
-		ms->due = now + delay;
+		list_add_tail(&ms->pending_node, &b->pending);
+		ms->due = when;
+	} else if (time_before(when, ms->due)) {
+		ms->due = when;
 	}
+	maglev_arm(b, ms->due);
 }
 
 /**
- * maglev_changed() - record a configuration change of a service
+ * maglev_changed() - record a change of a service and queue its build
  * @ms: the service's state
  *
- * Bumps its generation and queues its build, charged to the memory cgroup
- * of the calling task (replacing that of a change no build took yet).  A
- * dead service takes no change: a sysctl write walks the services under
- * RCU and may reach one whose last maglev_svc_put() put @ms->memcg.
+ * The build starts when the service's hold-off has passed, and is charged
+ * to the memory cgroup of the calling task (replacing that of a change no
+ * build took yet).  A dead service takes no change.
  *
- * Context: process context, maybe under RCU; takes @ms->lock.
+ * Context: process context, maybe under RCU; takes the builder's lock.
  */
 void maglev_changed(struct maglev_service *ms)
 {
 	struct mem_cgroup *memcg = get_mem_cgroup_from_mm(current->mm);
+	struct maglev_builder *b = ms->builder;
 	unsigned long now = jiffies;
 
-	spin_lock(&ms->lock);
+	spin_lock(&b->lock);
 	if (!ms->dead) {
 		ms->gen++;
 		swap(ms->memcg, memcg);
-		maglev_queue(ms, now, maglev_delay(now, ms->next_build));
+		maglev_pend(ms, now + maglev_delay(now, ms->next_build));
 	}
-	spin_unlock(&ms->lock);
+	spin_unlock(&b->lock);
 	mem_cgroup_put(memcg);
 }
 
-/*
- * When a service's next build may start: @end of the last attempt plus
- * the hold-off, or plus the attempt's duration @took when that is longer
- * (up to %MAGLEV_HOLDOFF_LONG), so builds take at most about half a CPU.
+/**
+ * maglev_svc_kill() - a service's end: no build is queued or published
+ * @ms: the service's state
+ *
+ * A build already running finishes on its own copy and discards it.
+ *
+ * Context: process context.
  */
-VISIBLE_IF_KUNIT unsigned long
-maglev_next_build(unsigned long end, unsigned long took, unsigned long holdoff)
+void maglev_svc_kill(struct maglev_service *ms)
 {
-	return end + max(min(took, MAGLEV_HOLDOFF_LONG), holdoff);
-}
+	struct maglev_builder *b = ms->builder;
+	bool listed, idle;
 
-/* The next retry delay after a build ran out of memory, from @prev. */
-VISIBLE_IF_KUNIT unsigned long maglev_retry_delay(unsigned long prev)
-{
-	return prev ? min(prev * 2, MAGLEV_RETRY_MAX) : MAGLEV_RETRY_MIN;
+	spin_lock(&b->lock);
+	ms->dead = true;
+	listed = !list_empty(&ms->pending_node);
+	list_del_init(&ms->pending_node);
+	/* No timer outlives the last pending service (module unload). */
+	idle = list_empty(&b->pending) && cancel_delayed_work(&b->work);
+	spin_unlock(&b->lock);
+	if (idle)
+		maglev_builder_put(b);
+	if (listed)
+		maglev_svc_put(ms);
 }
 
 /* A sysctl changed the table size: rebuild the namespace's services. */
@@ -243,105 +382,72 @@ void maglev_rebuild_net(struct maglev_net *mn)
 
 /* Builds */
 
-/* Scratch of a build or a churn count, freed with kvfree(). */
-static void *maglev_scratch_alloc(size_t bytes)
-{
-	return maglev_test_scratch(maglev_mem_alloc(bytes, NULL), bytes);
-}
-
 /*
- * A new descriptor holding a reference on each of @ms's destinations, and
- * in *@be their backends (priv: the destination), freed with kvfree().
- * The generation and table size are read under @ms->lock while not dead;
- * the destination list is walked under RCU alone, so IPVS's callbacks
- * never spin on a walk of 65535 destinations: a change that races the
- * walk is followed by another build.  The IPVS service is freed a grace
- * period after its deletion, but on ip_vs_add_service's error path, with
- * no destinations to walk.  NULL with *@err: -ENOMEM, -E2BIG (more than
- * MAGLEV_MAX_BACKENDS) or -ESHUTDOWN (dead).
+ * A new descriptor with a reference on each destination of @ms's set, and
+ * in *@be their backends in name order (the set's order), followed by the
+ * room *@map for maglev_churn()'s map of @onr old backends; *@be is freed
+ * with kvfree().  The set is copied under its mutex, which IPVS's callbacks
+ * wait for, but the memory is allocated before: an allocation that
+ * reclaims never holds up IPVS.  NULL with *@err: -ENOMEM, -E2BIG (more
+ * than MAGLEV_MAX_BACKENDS) or -ENODATA (the set is incomplete).
  */
-VISIBLE_IF_KUNIT struct maglev_lut *
-maglev_snapshot(struct maglev_service *ms, struct maglev_backend **be,
-		u64 *gen, u32 *size, int *err)
+static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
+					  struct maglev_backend **be,
+					  void **map, int *err)
 {
-	struct maglev_lut *lut = NULL;
-	struct ip_vs_dest *dest;
-	u32 room = 0, n, i;
+	struct maglev_lut *lut;
+	struct rb_node *node;
 	size_t mem;
+	u32 room, n = 0;
 
-	*be = NULL;
 	for (;;) {
-		spin_lock(&ms->lock);
-		if (ms->dead) {
-			*err = -ESHUTDOWN;
-			goto fail_unlock;
-		}
-		n = READ_ONCE(ms->svc->num_dests);
-		if (n > MAGLEV_MAX_BACKENDS) {
-			*err = -E2BIG;
-			goto fail_unlock;
-		}
-		if (lut && n <= room)
-			break;
-		spin_unlock(&ms->lock);
-		/* Destinations added meanwhile make it try again. */
-		kvfree(lut);
-		kvfree(*be);
-		room = n;
+		room = READ_ONCE(ms->nr);
+		*err = room > MAGLEV_MAX_BACKENDS ? -E2BIG : -ENOMEM;
+		if (room > MAGLEV_MAX_BACKENDS)
+			return NULL;
 		mem = 0;
 		lut = maglev_mem_alloc(struct_size(lut, dest, room), &mem);
-		*be = maglev_mem_alloc(array_size(room, sizeof(**be)), NULL);
-		if (!lut || !*be) {
-			*err = -ENOMEM;
+		*be = maglev_mem_alloc(size_add(array_size(room, sizeof(**be)),
+						maglev_churn_bytes(onr)), NULL);
+		if (!lut || !*be)
 			goto fail;
-		}
-		lut->mem = mem;
-		lut->nr = 0;
-		lut->shared = NULL;
-		lut->table = NULL;
+		mutex_lock(&ms->set_lock);
+		/* Destinations added meanwhile make it allocate again. */
+		if (ms->nr <= room)
+			break;
+		mutex_unlock(&ms->set_lock);
+		kvfree(lut);
+		kvfree(*be);
 	}
-
-	*gen = ms->gen;
-	/* The namespace outlives its services' callbacks, not their builds. */
-	*size = READ_ONCE(ms->mn->table_size);
-	/* Not dead: the IPVS service is freed after a grace period, if at all. */
-	rcu_read_lock();
-	spin_unlock(&ms->lock);
-	/* None at the check: an empty table, whatever the list holds now. */
-	if (n) {
-		n = 0;
-		list_for_each_entry_rcu(dest, &ms->svc->destinations, n_list) {
-			struct maglev_backend *b = &(*be)[n];
-			int weight = atomic_read(&dest->weight);
-
-			if (n == room)
-				break;
-			ip_vs_dest_hold(dest);
-			lut->dest[n] = dest;
-			b->priv = dest;
-			/* IPVS allows weights up to INT_MAX. */
-			b->weight = max(weight, 0);
-			b->drain_weight = b->weight ? 0 :
-					  max(atomic_read(&dest->last_weight), 0);
-			n++;
-		}
+	if (ms->incomplete) {
+		mutex_unlock(&ms->set_lock);
+		*err = -ENODATA;
+		goto fail;
 	}
-	rcu_read_unlock();
-	lut->nr = n;
+	for (node = rb_first(&ms->set); node; node = rb_next(node)) {
+		const struct maglev_dest *d = rb_entry(node, struct maglev_dest,
+						       node);
+		struct maglev_backend *bk = &(*be)[n];
 
-	for (i = 0; i < lut->nr; i++) {
-		struct maglev_backend *b = &(*be)[i];
-		const struct ip_vs_dest *d = lut->dest[i];
-
-		b->name_len = maglev_addr_name(b->name, sizeof(b->name),
-					       d->af, &d->addr, d->port);
-		if (!(i % 1024))
+		memcpy(bk->name, d->name, d->name_len);
+		bk->name_len = d->name_len;
+		bk->weight = d->weight;
+		bk->drain_weight = d->drain_weight;
+		ip_vs_dest_hold(d->dest);
+		lut->dest[n++] = d->dest;
+		if (!(n % MAGLEV_RESCHED_ENTRIES))
 			cond_resched();
+#ifdef MAGLEV_TEST_DELAY_MS
+		msleep(MAGLEV_TEST_DELAY_MS);	/* test builds only */
+#endif
 	}
+	mutex_unlock(&ms->set_lock);
+	lut->nr = n;
+	lut->mem = mem;
+	lut->shared = NULL;
+	*map = *be + room;
 	return lut;
 
-fail_unlock:
-	spin_unlock(&ms->lock);
 fail:
 	kvfree(lut);
 	kvfree(*be);
@@ -349,250 +455,198 @@ fail:
 	return NULL;
 }
 
-/**
- * maglev_build_table() - find or fill a service's new table and publish it
- * @ms: the service's state; the caller holds a reference
- *
- * Looks the sorted snapshot up in the namespace's store and fills and
- * inserts a table only if none has these inputs, then publishes a
- * descriptor with the service's destinations on it.  The memory is charged
- * to the memory cgroup of the change (maglev_changed()), held until the
- * build ends or, if it ran out of memory, its retry; it may fail, never
- * waking the OOM killer, and the published table keeps serving.
- *
- * Context: the namespace's build work, no locks held; sleeps.
- * Return: 0, -ESHUTDOWN for a dead service, or the build's negative errno.
+/*
+ * Slots whose owner changed from @old's table to @t, counted once for each
+ * pair of tables (services that make the same move share the count).
  */
-VISIBLE_IF_KUNIT int maglev_build_table(struct maglev_service *ms)
+static u32 maglev_lut_churn(const struct maglev_lut *old,
+			    struct maglev_shared *t, void *map)
+{
+	struct maglev_shared *ot = old ? old->shared : NULL;
+
+	if (!ot)
+		return t->table->nr_filled;
+	if (ot == t)
+		return 0;
+	if (t->churn_from != ot->id) {
+		t->churn = maglev_churn(ot->table, ot->be, old->nr, t->table,
+					t->be, t->table->nr_backends, map);
+		t->churn_from = ot->id;
+	}
+	return t->churn;
+}
+
+/*
+ * Find or fill @ms's table from a copy of its set and publish it.  The
+ * memory is charged to the memory cgroup of the latest change (held from
+ * that change until the build ends, or its retry), and may fail, never
+ * waking the OOM killer: the published table keeps serving.  Return: 0,
+ * -ESHUTDOWN for a dead service, or the build's negative errno.
+ */
+static int maglev_build_table(struct maglev_service *ms)
 {
 	struct maglev_builder *b = ms->builder;
+	struct maglev_lut *lut, *old = rcu_dereference_protected(ms->lut, 1);
 	struct mem_cgroup *memcg, *old_memcg;
 	struct maglev_backend *be = NULL;
-	struct maglev_lut *lut, *old;
-	char name[MAGLEV_SVC_NAME_MAX];
-	struct maglev_shared *t, *ot;
+	struct maglev_shared *t;
 	const char *why = NULL;
-	void *work = NULL;
-	u32 size, nr = 0, onr, i;
-	u64 gen = 0, hash, t0;
+	void *work, *map = NULL;
+	u32 size, nr = 0;
+	u64 gen, hash, t0;
 	int ret;
 
-	spin_lock(&ms->lock);
+	spin_lock(&b->lock);
 	memcg = ms->memcg;
 	ms->memcg = NULL;
-	spin_unlock(&ms->lock);
+	gen = ms->gen;
+	spin_unlock(&b->lock);
 	old_memcg = set_active_memcg(memcg);
-	lut = maglev_snapshot(ms, &be, &gen, &size, &ret);
-	if (!lut) {
-		why = ret == -E2BIG ? "more than 65535 destinations" : NULL;
+
+	lut = maglev_copy_set(ms, old ? old->nr : 0, &be, &map, &ret);
+	if (!lut)
 		goto fail;
-	}
 	nr = lut->nr;
-
-	/* Only this namespace's build work replaces the table. */
-	old = rcu_dereference_protected(ms->lut, true);
-	ot = old ? old->shared : NULL;
-	onr = old ? old->nr : 0;
-
-	size = maglev_fit_size(size, nr);
-	maglev_sort_backends(be, nr);
-	/*
-	 * The references follow the backends' order.  Only the sort needs
-	 * priv: a shared table outlives this service's references.
-	 */
-	for (i = 0; i < nr; i++) {
-		lut->dest[i] = be[i].priv;
-		be[i].priv = NULL;
-	}
+	size = maglev_fit_size(READ_ONCE(b->table_size), nr);
 	hash = maglev_inputs_hash(size, be, nr);
-
-	t = maglev_cache_find(b->cache, size, be, nr, hash);
+	t = maglev_store_find(b, size, be, nr, hash);
 	if (t) {
 		WRITE_ONCE(b->found, b->found + 1);
 	} else {
-		/* The scratch area serves maglev_build() and maglev_churn(). */
-		work = maglev_scratch_alloc(maglev_work_bytes(size,
-							      max(nr, onr)));
+		work = maglev_mem_alloc(maglev_work_bytes(size, nr), NULL);
 		t = work ? maglev_shared_alloc(size, be, nr) : NULL;
-		if (!t) {
-			ret = -ENOMEM;
-			why = "out of memory";
-			goto fail_lut;
+		ret = -ENOMEM;
+		if (t) {
+			t0 = ktime_get_ns();
+			ret = maglev_build(t->table, size, t->be, nr, work,
+					   NULL, &why);
+			t->build_ns = ktime_get_ns() - t0;
 		}
-		t0 = ktime_get_ns();
-		ret = maglev_build(t->table, size, t->be, nr, work, NULL, &why);
-		t->build_ns = ktime_get_ns() - t0;
+		kvfree(work);
 		if (ret) {
 			kvfree(t);
-			goto fail_lut;
+			kvfree(be);
+			maglev_lut_free(lut);
+			goto fail;
 		}
-		maglev_cache_insert(b->cache, t, hash);
+		maglev_store_insert(b, t, hash);
 	}
-	kvfree(be);
 	lut->shared = t;
 	lut->table = t->table;
-
-	if (!ot) {
-		lut->churn = t->table->nr_filled;
-	} else if (ot == t) {
-		lut->churn = 0;
-	} else if (t->churn_from == ot->id) {
-		/* Another service made the same move: same churn. */
-		lut->churn = t->churn;
-	} else {
-		/*
-		 * A table from the store needs scratch only for the churn: a
-		 * u16 per old backend.  Without it the table is published
-		 * with the churn unknown: a statistic never keeps a ready
-		 * table from serving.
-		 */
-		if (!work)
-			work = maglev_scratch_alloc(maglev_churn_bytes(onr));
-		if (work) {
-			lut->churn = maglev_churn(ot->table, ot->be, onr,
-						  t->table, t->be, nr, work);
-			t->churn_from = ot->id;
-			t->churn = lut->churn;
-		} else {
-			lut->churn = MAGLEV_CHURN_UNKNOWN;
-		}
-	}
-	kvfree(work);
-	set_active_memcg(old_memcg);
-	mem_cgroup_put(memcg);
+	lut->churn = maglev_lut_churn(old, t, map);
 	lut->gen = gen;
 	lut->builds = old ? old->builds + 1 : 1;
+	kvfree(be);
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 
-	spin_lock(&ms->lock);
+	spin_lock(&b->lock);
 	if (ms->dead) {
-		spin_unlock(&ms->lock);
+		spin_unlock(&b->lock);
 		maglev_lut_free(lut);
 		return -ESHUTDOWN;
 	}
 	atomic_inc(&t->users);
 	rcu_assign_pointer(ms->lut, lut);
-	spin_unlock(&ms->lock);
-
+	spin_unlock(&b->lock);
 	if (old)
 		maglev_lut_retire(old);
 	return 0;
 
-fail_lut:
-	kvfree(work);
-	kvfree(be);
-	maglev_lut_free(lut);
 fail:
 	set_active_memcg(old_memcg);
-	spin_lock(&ms->lock);
+	spin_lock(&b->lock);
 	/* The retry is charged to it too, unless a change brought another. */
 	if (ret == -ENOMEM && !ms->memcg)
 		swap(ms->memcg, memcg);
-	/* The IPVS service is named only while it lives (maglev_snapshot()). */
-	if (ms->dead) {
-		ret = -ESHUTDOWN;
-	} else {
-		maglev_svc_name(name, sizeof(name), ms->svc);
-		/* Too many: the snapshot refused them before counting. */
-		if (ret == -E2BIG)
-			nr = READ_ONCE(ms->svc->num_dests);
-	}
-	spin_unlock(&ms->lock);
+	spin_unlock(&b->lock);
 	mem_cgroup_put(memcg);
-	if (ret == -ESHUTDOWN)
+	/* An incomplete set was logged when a callback could not record. */
+	if (ret == -ENODATA)
 		return ret;
 	if (ret == -ENOMEM)
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
 		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
+	if (ret == -E2BIG) {
+		nr = READ_ONCE(ms->nr);
+		why = "more than 65535 destinations";
+	}
 	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
-			    name, nr, why ? why : "out of memory", ret,
+			    ms->name, nr, why ? why : "out of memory", ret,
 			    ret == -ENOMEM ? "; retrying" : "");
 	return ret;
 }
 
 /*
- * Build @ms, taken off its namespace's ready list, unless it is dead or its
- * hold-off still runs (then its work is queued for the end of it); a retry
- * does not wait for it (its own delay has passed when it runs).  Set the
- * next hold-off, and queue a retry after a build that ran out of memory.
+ * Build @ms, taken off the pending list.  Its next build waits for the
+ * hold-off, or for this build's duration when that is longer (up to
+ * MAGLEV_HOLDOFF_LONG), so that builds take at most about half a CPU; a
+ * build that ran out of memory is retried after its own delay instead.
  */
-VISIBLE_IF_KUNIT void maglev_build_service(struct maglev_service *ms)
+static void maglev_build_service(struct maglev_service *ms)
 {
-	unsigned long start = jiffies, wait, end;
-	unsigned int holdoff;
-	int ret;
+	struct maglev_builder *b = ms->builder;
+	unsigned long start = jiffies, end;
+	int ret = maglev_build_table(ms);
 
-	spin_lock(&ms->lock);
-	wait = ms->retry ? 0 : maglev_delay(start, ms->next_build);
-	if (wait || ms->dead) {
-		maglev_queue(ms, start, wait);
-		spin_unlock(&ms->lock);
-		return;
-	}
-	spin_unlock(&ms->lock);
-
-	ret = maglev_build_table(ms);
-
-	spin_lock(&ms->lock);
+	spin_lock(&b->lock);
 	end = jiffies;
-	/* ms->mn is only known to be alive while the service is. */
-	holdoff = ms->dead ? 0 : READ_ONCE(ms->mn->holdoff_ms);
-	ms->next_build = maglev_next_build(end, end - start,
-					   msecs_to_jiffies(holdoff));
+	ms->next_build = end + max(min(end - start, MAGLEV_HOLDOFF_LONG),
+				   msecs_to_jiffies(READ_ONCE(b->holdoff_ms)));
 	if (ret == -ENOMEM) {
-		ms->retry = maglev_retry_delay(ms->retry);
-		maglev_queue(ms, end, ms->retry);
+		ms->retry = ms->retry ? min(ms->retry * 2, MAGLEV_RETRY_MAX) :
+					MAGLEV_RETRY_MIN;
+		maglev_pend(ms, end + ms->retry);
 	} else {
 		ms->retry = 0;
+		/* A change during the build waits for the hold-off. */
+		if (!list_empty(&ms->pending_node) &&
+		    time_before(ms->due, ms->next_build))
+			ms->due = ms->next_build;
 	}
-	spin_unlock(&ms->lock);
-}
-
-/* The build queue */
-
-/* Queue the namespace's build work if a service is ready.  @b->lock held. */
-static void maglev_builder_kick(struct maglev_builder *b)
-{
-	lockdep_assert_held(&b->lock);
-	if (list_empty(&b->ready))
-		return;
-	/* The caller holds a reference too: this one is never the last. */
-	refcount_inc(&b->ref);
-	if (!queue_work(maglev_wq, &b->work))
-		refcount_dec(&b->ref);
+	spin_unlock(&b->lock);
 }
 
 /*
- * The namespace's build work: build the first ready service, then queue
- * itself again behind whatever the workqueue holds, other namespaces'
- * builds included.
+ * The builder's work: build the first pending service that is due, then
+ * queue itself again behind whatever the workqueue holds, other
+ * namespaces' builds included; or, if none is due, for the earliest.
  */
 static void maglev_builder_work(struct work_struct *work)
 {
-	struct maglev_builder *b = container_of(work, struct maglev_builder,
-						work);
-	struct maglev_service *ms;
+	struct maglev_builder *b = container_of(to_delayed_work(work),
+						struct maglev_builder, work);
+	struct maglev_service *ms, *due = NULL;
+	unsigned long now = jiffies, next = now;
 
 	spin_lock(&b->lock);
-	ms = list_first_entry_or_null(&b->ready, struct maglev_service,
-				      ready_node);
-	if (ms)
-		list_del_init(&ms->ready_node);
+	list_for_each_entry(ms, &b->pending, pending_node) {
+		if (!time_after(ms->due, now)) {
+			due = ms;
+			break;
+		}
+		if (next == now || time_before(ms->due, next))
+			next = ms->due;
+	}
+	if (due)
+		list_del_init(&due->pending_node);
 	spin_unlock(&b->lock);
 
-	if (ms) {
-		maglev_build_service(ms);
-		maglev_svc_put(ms);
+	if (due) {
+		maglev_build_service(due);
+		maglev_svc_put(due);
+		next = jiffies;
 	}
-
 	spin_lock(&b->lock);
-	maglev_builder_kick(b);
+	if (!list_empty(&b->pending))
+		maglev_arm(b, next);
 	spin_unlock(&b->lock);
 	maglev_builder_put(b);
 }
 
 /**
- * maglev_builder_alloc() - a namespace's empty build queue and table store
+ * maglev_builder_alloc() - a namespace's builder, with no service or table
  *
  * Return: the builder with one reference (the namespace's), or NULL.
  */
@@ -602,21 +656,17 @@ struct maglev_builder *maglev_builder_alloc(void)
 
 	if (!b)
 		return NULL;
-	b->cache = maglev_cache_alloc();
-	if (!b->cache) {
-		kfree(b);
-		return NULL;
-	}
 	refcount_set(&b->ref, 1);
 	spin_lock_init(&b->lock);
-	INIT_LIST_HEAD(&b->ready);
-	INIT_WORK(&b->work, maglev_builder_work);
+	INIT_LIST_HEAD(&b->pending);
+	INIT_DELAYED_WORK(&b->work, maglev_builder_work);
+	hash_init(b->hash);
 	return b;
 }
 
 /**
  * maglev_builder_put() - drop a reference on a namespace's builder
- * @b: the builder; the last reference frees it and puts its store
+ * @b: the builder; the last reference frees it
  *
  * Context: process context.
  */
@@ -624,52 +674,6 @@ void maglev_builder_put(struct maglev_builder *b)
 {
 	if (!refcount_dec_and_test(&b->ref))
 		return;
-	WARN_ON_ONCE(!list_empty(&b->ready));
-	maglev_cache_put(b->cache);
+	WARN_ON_ONCE(!list_empty(&b->pending) || b->tables);
 	kfree(b);
-}
-
-/**
- * maglev_builder_cancel() - take a dead service off the ready list
- * @ms: the service
- *
- * Context: process context, no lock held.
- */
-void maglev_builder_cancel(struct maglev_service *ms)
-{
-	struct maglev_builder *b = ms->builder;
-	bool listed;
-
-	spin_lock(&b->lock);
-	listed = !list_empty(&ms->ready_node);
-	if (listed)
-		list_del_init(&ms->ready_node);
-	spin_unlock(&b->lock);
-	if (listed)
-		maglev_svc_put(ms);
-}
-
-/**
- * maglev_build_work() - a service's build is due
- * @work: the service's delayed work
- *
- * The service joins its namespace's ready list with this work's reference
- * (or drops it if listed already); maglev_build_service() checks the
- * hold-off, and whether the service died meanwhile, when its turn comes.
- */
-void maglev_build_work(struct work_struct *work)
-{
-	struct maglev_service *ms = container_of(to_delayed_work(work),
-						 struct maglev_service, work);
-	struct maglev_builder *b = ms->builder;
-	bool listed;
-
-	spin_lock(&b->lock);
-	listed = !list_empty(&ms->ready_node);
-	if (!listed)
-		list_add_tail(&ms->ready_node, &b->ready);
-	maglev_builder_kick(b);
-	spin_unlock(&b->lock);
-	if (listed)
-		maglev_svc_put(ms);
 }

@@ -7,14 +7,16 @@
  *
  * This file is the module's entry: its parameters and per-namespace
  * sysctls, the scheduler's callbacks and lookup, and registration.  The
- * callbacks only record a change and queue a build (maglev_build.c); the
- * lookup reads the service's published table under RCU.  docs/design.md
- * describes the control path, builds, publishing, lifetimes and locking;
- * docs/specification.md the table and the client hash.
+ * callbacks keep each service's own set of destinations, under IPVS's
+ * configuration mutex, and queue a build (maglev_build.c), which reads
+ * only that set; the lookup reads the service's published table under
+ * RCU.  docs/design.md describes the design; docs/specification.md the
+ * table and the client hash.
  */
 
 #define KMSG_COMPONENT "IPVS"
 #define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
+
 
 #include <linux/array_size.h>
 #include <linux/atomic.h>
@@ -23,6 +25,7 @@
 #include <linux/compiler.h>
 #include <linux/container_of.h>
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/gfp.h>
 #include <linux/hex.h>
 #include <linux/in.h>
@@ -30,13 +33,12 @@
 #include <linux/jiffies.h>
 #include <linux/kstrtox.h>
 #include <linux/list.h>
-#include <linux/lockdep.h>
-#include <linux/memcontrol.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
-#include <linux/netfilter.h>
 #include <linux/printk.h>
+#include <linux/rbtree.h>
 #include <linux/rculist.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -45,7 +47,7 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
-#include <linux/spinlock.h>
+#include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
@@ -55,16 +57,18 @@
 #include <linux/user_namespace.h>
 #include <linux/workqueue.h>
 
-#include <kunit/visibility.h>
-
 #include <net/ip_vs.h>
 #include <net/net_namespace.h>
 
+#include "compat/maglev_kcompat.h"
 #include "maglev_sched.h"
 #include "maglev_table.h"
 
-/* Rehashes tried by the fallback before it walks the destinations. */
-#define MAGLEV_FALLBACK_TRIES	4
+/*
+ * Rehashes of the client hash tried when the table's choice is unavailable,
+ * before the service's spare destination.
+ */
+#define MAGLEV_FALLBACK_TRIES	8
 
 /* Builds running at once: of different namespaces (one each at most). */
 #define MAGLEV_WQ_MAX_ACTIVE	4
@@ -79,24 +83,12 @@
 #endif
 
 /*
- * Interfaces that changed between the kernels this module builds on (6.1
- * and later, with their stable updates); Kbuild detects them in the
- * headers.
+ * Exported by both ip_vs_maglev.ko and its mh build ip_vs_mh.ko, which both
+ * create /proc/net/ip_vs_maglev: the module loader refuses the second one
+ * ("exports duplicate symbol") before its init fails on the /proc entry.
  */
-#ifdef MAGLEV_HAVE_CTL_CONST
-#define maglev_ctl_table	const struct ctl_table
-#else
-#define maglev_ctl_table	struct ctl_table
-#endif
-
-static bool maglev_dest_available(const struct ip_vs_dest *dest)
-{
-#ifdef MAGLEV_HAVE_DEST_CFLAGS
-	return dest->cflags & IP_VS_DEST_CF_AVAILABLE;
-#else
-	return dest->flags & IP_VS_DEST_F_AVAILABLE;
-#endif
-}
+const int maglev_exclusive;
+EXPORT_SYMBOL_GPL(maglev_exclusive);
 
 /* Defaults of a new network namespace (module parameters). */
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
@@ -238,7 +230,7 @@ static void maglev_key_free_rcu(struct rcu_head *head)
 	kfree_sensitive(container_of(head, struct maglev_key, rcu));
 }
 
-/* Publish @b as @mn's key; the next lookup uses it.  Takes cfg_lock. */
+/* Publish @b as @mn's key; the next lookup uses it. */
 static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 {
 	struct maglev_key *k, *old;
@@ -249,9 +241,7 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 	maglev_key_from_bytes(&k->key, b);
 	maglev_hkey_from_bytes(&k->hkey, b);
 	k->fp = maglev_key_fingerprint(&k->key);
-	mutex_lock(&mn->cfg_lock);
-	old = rcu_replace_pointer(mn->key, k, lockdep_is_held(&mn->cfg_lock));
-	mutex_unlock(&mn->cfg_lock);
+	old = unrcu_pointer(xchg(&mn->key, RCU_INITIALIZER(k)));
 	if (old)
 		call_rcu(&old->rcu, maglev_key_free_rcu);
 	return 0;
@@ -259,46 +249,43 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 
 /*
  * Sysctls: net.ipv4.vs.maglev_* of each network namespace.  Without
- * CONFIG_SYSCTL there are none, and the module parameters alone set what
- * a namespace starts with, as IPVS itself works without sysctls.
+ * CONFIG_SYSCTL there are none (the kernel's stubs register nothing), and
+ * the module parameters alone set what a namespace starts with.
  */
-#ifdef CONFIG_SYSCTL
 
-static unsigned int maglev_size_min = MAGLEV_SIZE_MIN;
-static unsigned int maglev_size_max = MAGLEV_SIZE_MAX;
 static unsigned int maglev_holdoff_max = MAGLEV_HOLDOFF_MAX_MS;
 
 /*
- * maglev_table_size: a prime in 251..5000011, stored under cfg_lock, where
- * a change queues a rebuild of the namespace's services.
+ * maglev_table_size: a prime in 251..5000011, read and written as text so
+ * that a rejected value is logged with its reason; a change rebuilds the
+ * namespace's services.
  */
 static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 			      void *buffer, size_t *lenp, loff_t *ppos)
 {
-	struct maglev_net *mn = container_of(table->data, struct maglev_net,
-					     table_size);
-	unsigned int size = READ_ONCE(mn->table_size);
-	struct ctl_table tmp = *table;
-	const char *text = buffer, *why;
+	struct maglev_net *mn = table->extra2;
+	unsigned int *data = table->data, size = READ_ONCE(*data);
+	char text[24];
+	struct ctl_table tmp = {
+		.data = text,
+		.maxlen = sizeof(text),
+		.mode = table->mode,
+	};
+	const char *why;
 	int ret;
 
-	tmp.data = &size;
-	ret = proc_douintvec_minmax(&tmp, write, buffer, lenp, ppos);
-	if (!write)
+	snprintf(text, sizeof(text), "%u", size);
+	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
 		return ret;
-	if (ret || maglev_check_size(size, NULL)) {
-		/* The reason, unless the text is not a number at all. */
-		if (maglev_parse_size(text, &size, &why) && why)
-			pr_info_ratelimited("maglev_table_size %.*s rejected: %s\n",
-					    (int)strcspn(text, "\n"), text, why);
+	if (maglev_parse_size(text, &size, &why)) {
+		pr_info_ratelimited("maglev_table_size %.*s rejected: %s\n",
+				    (int)strcspn(text, "\n"), text,
+				    why ? why : "not an unsigned number");
 		return -EINVAL;
 	}
-	mutex_lock(&mn->cfg_lock);
-	if (size != mn->table_size) {
-		WRITE_ONCE(mn->table_size, size);
+	if (xchg(data, size) != size)
 		maglev_rebuild_net(mn);
-	}
-	mutex_unlock(&mn->cfg_lock);
 	return 0;
 }
 
@@ -306,12 +293,10 @@ static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 				 void *buffer, size_t *lenp, loff_t *ppos)
 {
 	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
-	unsigned int ms;
 
-	/* The reason, unless the text is not a number at all. */
-	if (write && ret == -EINVAL && !kstrtouint(buffer, 0, &ms))
-		pr_info_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
-				    ms, MAGLEV_HOLDOFF_MAX_MS);
+	if (write && ret == -EINVAL)
+		pr_info_ratelimited("maglev_holdoff_ms rejected: not a number of milliseconds in 0..%u\n",
+				    MAGLEV_HOLDOFF_MAX_MS);
 	return ret;
 }
 
@@ -359,15 +344,13 @@ static int maglev_sysctl_key(maglev_ctl_table *table, int write,
 	return ret;
 }
 
-/* Each namespace's copy points .data (or, for the key, .extra2) at it. */
+/* Each namespace's copy points .data at its builder, .extra2 at itself. */
 static struct ctl_table maglev_ctl_template[] = {
 	{
 		.procname	= "maglev_table_size",
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
 		.proc_handler	= maglev_sysctl_size,
-		.extra1		= &maglev_size_min,
-		.extra2		= &maglev_size_max,
 	},
 	{
 		.procname	= "maglev_holdoff_ms",
@@ -383,9 +366,7 @@ static struct ctl_table maglev_ctl_template[] = {
 		.mode		= 0600,
 		.proc_handler	= maglev_sysctl_key,
 	},
-#ifndef MAGLEV_HAVE_SYSCTL_SZ
-	{ }	/* 6.1's register_net_sysctl() ends the table at a sentinel */
-#endif
+	MAGLEV_CTL_END
 };
 
 static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
@@ -396,8 +377,9 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 		      GFP_KERNEL_ACCOUNT);
 	if (!tbl)
 		return -ENOMEM;
-	tbl[0].data = &mn->table_size;
-	tbl[1].data = &mn->holdoff_ms;
+	tbl[0].data = &mn->builder->table_size;
+	tbl[0].extra2 = mn;
+	tbl[1].data = &mn->builder->holdoff_ms;
 	tbl[2].extra2 = mn;
 	/*
 	 * As IPVS does for the sysctls that set what a namespace may cost the
@@ -409,13 +391,9 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 		tbl[0].mode = 0444;
 		tbl[1].mode = 0444;
 	}
-#ifdef MAGLEV_HAVE_SYSCTL_SZ
-	mn->sysctl = register_net_sysctl_sz(net, "net/ipv4/vs", tbl,
+	mn->sysctl = maglev_register_sysctl(net, "net/ipv4/vs", tbl,
 					    ARRAY_SIZE(maglev_ctl_template));
-#else
-	mn->sysctl = register_net_sysctl(net, "net/ipv4/vs", tbl);
-#endif
-	if (!mn->sysctl) {
+	if (IS_ENABLED(CONFIG_SYSCTL) && !mn->sysctl) {
 		kfree(tbl);
 		return -ENOMEM;
 	}
@@ -423,102 +401,7 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
 	return 0;
 }
 
-static void maglev_sysctl_unregister(struct maglev_net *mn)
-{
-	unregister_net_sysctl_table(mn->sysctl);
-	kfree(mn->ctl);
-}
-
-#else /* !CONFIG_SYSCTL */
-
-static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
-{
-	return 0;
-}
-
-static void maglev_sysctl_unregister(struct maglev_net *mn)
-{
-}
-
-#endif /* CONFIG_SYSCTL */
-
-/* Scheduler ops */
-
-/**
- * ip_vs_maglev_init_svc() - set up a service that starts using maglev
- * @svc: the service, possibly with destinations already (ipvsadm -E)
- *
- * Queues the first build at once; until it publishes, schedule() picks
- * from the service's destination list.  The first build is charged to the
- * memory cgroup of the calling task, each later one to that of the task
- * whose change queued it (maglev_changed()).
- *
- * Context: process context, IPVS configuration mutex held.
- * Return: 0, or -ENOMEM.
- */
-static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
-{
-	struct maglev_net *mn = maglev_pernet(svc->ipvs->net);
-	struct maglev_service *ms;
-
-	ms = kzalloc(sizeof(*ms), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!ms)
-		return -ENOMEM;
-	ms->mn = mn;
-	ms->svc = svc;
-	spin_lock_init(&ms->lock);
-	refcount_set(&ms->ref, 1);
-	INIT_DELAYED_WORK(&ms->work, maglev_build_work);
-	ms->next_build = jiffies;
-	ms->gen = 1;
-	ms->memcg = get_mem_cgroup_from_mm(current->mm);
-	INIT_LIST_HEAD(&ms->ready_node);
-	refcount_inc(&mn->builder->ref);
-	ms->builder = mn->builder;
-
-	svc->sched_data = ms;
-	/* Writers of the list hold IPVS's configuration mutex; readers RCU. */
-	list_add_tail_rcu(&ms->node, &mn->services);
-
-	spin_lock(&ms->lock);
-	maglev_queue(ms, jiffies, 0);
-	spin_unlock(&ms->lock);
-	return 0;
-}
-
-/**
- * ip_vs_maglev_done_svc() - release a service's scheduler state
- * @svc: the service, being deleted or switched to another scheduler
- *
- * Does not wait for a running build (docs/design.md).  Schedulers
- * still running on another CPU and /proc readers may use the state until a
- * grace period has passed, so everything is freed through RCU.  IPVS may
- * free @svc right after this returns.
- *
- * Context: process context, IPVS configuration mutex held.
- */
-VISIBLE_IF_KUNIT void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
-{
-	struct maglev_service *ms = svc->sched_data;
-
-	list_del_rcu(&ms->node);
-
-	spin_lock(&ms->lock);
-	ms->dead = true;
-	spin_unlock(&ms->lock);
-	if (cancel_delayed_work(&ms->work))
-		maglev_svc_put(ms);
-	maglev_builder_cancel(ms);
-	maglev_svc_put(ms);
-}
-
-/* add_dest, del_dest, upd_dest: IPVS has changed the destination list. */
-static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
-				     struct ip_vs_dest *dest)
-{
-	maglev_changed(svc->sched_data);
-	return 0;
-}
+/* A service's set of destinations */
 
 /*
  * Weight 0, removed, or no longer @svc's: the next table drops the
@@ -530,19 +413,320 @@ static int ip_vs_maglev_dest_changed(struct ip_vs_service *svc,
  * bound to the other service (dest->svc), while FWM 42's table still
  * names it.
  */
-VISIBLE_IF_KUNIT bool maglev_dest_retired(const struct ip_vs_service *svc,
-					  const struct ip_vs_dest *dest)
+static bool maglev_dest_retired(const struct ip_vs_service *svc,
+				const struct ip_vs_dest *dest)
 {
 	return atomic_read(&dest->weight) <= 0 ||
 	       !maglev_dest_available(dest) ||
 	       rcu_access_pointer(dest->svc) != svc;
 }
 
-VISIBLE_IF_KUNIT bool maglev_dest_unavailable(const struct ip_vs_service *svc,
-					      const struct ip_vs_dest *dest)
+static bool maglev_dest_unavailable(const struct ip_vs_service *svc,
+				    const struct ip_vs_dest *dest)
 {
 	return maglev_dest_retired(svc, dest) ||
 	       dest->flags & IP_VS_DEST_F_OVERLOAD;
+}
+
+/* A destination's backend name, "A.B.C.D:port" or "[v6]:port", no NUL. */
+static u32 maglev_dest_name(char *buf, const struct ip_vs_dest *dest)
+{
+	char name[MAGLEV_ADDR_NAME_MAX + 1];
+	int n = maglev_format_name(name, sizeof(name), &dest->addr,
+				   dest->af == AF_INET6 ? 16 : 4,
+				   ntohs(dest->port));
+
+	if (WARN_ON_ONCE(n <= 0))
+		return 0;
+	memcpy(buf, name, n);
+	return n;
+}
+
+/* A service's description for messages and /proc: "TCP 10.0.0.1:80". */
+static void maglev_svc_name(char *buf, size_t len,
+			    const struct ip_vs_service *svc)
+{
+	u16 p = svc->protocol;
+	const char *proto = p == IPPROTO_TCP ? "TCP" :
+			    p == IPPROTO_UDP ? "UDP" :
+			    p == IPPROTO_SCTP ? "SCTP" : NULL;
+	int n;
+
+	if (svc->fwmark) {
+		scnprintf(buf, len, "%s %u",
+			  svc->af == AF_INET6 ? "FWM6" : "FWM", svc->fwmark);
+		return;
+	}
+	if (proto)
+		n = scnprintf(buf, len, "%s ", proto);
+	else
+		n = scnprintf(buf, len, "P%u ", svc->protocol);
+	n += maglev_format_name(buf + n, len - n, &svc->addr,
+				svc->af == AF_INET6 ? 16 : 4, ntohs(svc->port));
+}
+
+/*
+ * The entry of the set named as @dest, or NULL with *@link and *@parent
+ * where it would go.
+ */
+static struct maglev_dest *maglev_set_find(struct maglev_service *ms,
+					   const char *name, u32 len,
+					   struct rb_node ***link,
+					   struct rb_node **parent)
+{
+	struct rb_node **p = &ms->set.rb_node;
+	struct maglev_dest *d;
+	int r;
+
+	*parent = NULL;
+	while (*p) {
+		d = rb_entry(*p, struct maglev_dest, node);
+		r = maglev_name_cmp(name, len, d->name, d->name_len);
+		if (!r)
+			return d;
+		*parent = *p;
+		p = r < 0 ? &(*p)->rb_left : &(*p)->rb_right;
+	}
+	*link = p;
+	return NULL;
+}
+
+/* Record @dest's weights in its entry, and count it as live or not. */
+static void maglev_set_weights(struct maglev_service *ms, struct maglev_dest *d,
+			       const struct ip_vs_dest *dest)
+{
+	int weight = atomic_read(&dest->weight);
+
+	ms->live -= !!d->weight;
+	/* IPVS allows weights up to INT_MAX; draining keeps the last one. */
+	d->weight = max(weight, 0);
+	d->drain_weight = d->weight ? 0 :
+			  max(atomic_read(&dest->last_weight), 0);
+	ms->live += !!d->weight;
+}
+
+/*
+ * Make the spare a destination with a weight, starting at @from (the first
+ * if NULL) and going round the set, or none if no destination has one.
+ */
+static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
+{
+	struct rb_node *node = from ? from : rb_first(&ms->set);
+	struct maglev_dest *d = NULL;
+	u32 i;
+
+	for (i = 0; ms->live && i < ms->nr; i++) {
+		d = rb_entry(node, struct maglev_dest, node);
+		if (d->weight)
+			break;
+		node = rb_next(node) ?: rb_first(&ms->set);
+		if (!(i % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
+	rcu_assign_pointer(ms->spare, ms->live ? d->dest : NULL);
+}
+
+/*
+ * Add @dest to the set, or update its entry.  Return: 0, or -ENOMEM (the
+ * set is then incomplete).
+ */
+static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
+{
+	struct rb_node **link, *parent;
+	struct maglev_dest *d, key;
+
+	key.name_len = maglev_dest_name(key.name, dest);
+	d = maglev_set_find(ms, key.name, key.name_len, &link, &parent);
+	if (!d) {
+		/* Charged to the caller's memory cgroup, as IPVS's own. */
+		d = kmalloc(sizeof(*d), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!d) {
+			ms->incomplete = true;
+			return -ENOMEM;
+		}
+		memcpy(d, &key, sizeof(key));
+		d->dest = dest;
+		d->weight = 0;
+		rb_link_node(&d->node, parent, link);
+		rb_insert_color(&d->node, &ms->set);
+		ms->nr++;
+	}
+	maglev_set_weights(ms, d, dest);
+	if (d->weight)
+		rcu_assign_pointer(ms->spare, dest);
+	else if (rcu_access_pointer(ms->spare) == dest)
+		maglev_set_spare(ms, rb_next(&d->node));
+	return 0;
+}
+
+static void maglev_set_erase(struct maglev_service *ms, struct maglev_dest *d)
+{
+	struct rb_node *next = rb_next(&d->node);
+
+	ms->live -= !!d->weight;
+	ms->nr--;
+	rb_erase(&d->node, &ms->set);
+	if (rcu_access_pointer(ms->spare) == d->dest)
+		maglev_set_spare(ms, next);
+	kfree(d);
+}
+
+/*
+ * After a destination could not be recorded: add each of the service's
+ * destinations that the set lacks.  IPVS's list is walked under IPVS's
+ * mutex, as every callback runs.
+ */
+static void maglev_set_repair(struct maglev_service *ms,
+			      struct ip_vs_service *svc)
+{
+	struct ip_vs_dest *dest;
+	u32 i = 0;
+
+	ms->incomplete = false;
+	list_for_each_entry(dest, &svc->destinations, n_list) {
+		if (maglev_set_add(ms, dest))
+			break;
+		if (!(++i % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
+	if (!ms->incomplete)
+		pr_info("%s: maglev destinations recorded again\n", ms->name);
+}
+
+/* Empty the set, at the service's end. */
+static void maglev_set_clear(struct maglev_service *ms)
+{
+	struct maglev_dest *d, *n;
+	u32 i = 0;
+
+	rbtree_postorder_for_each_entry_safe(d, n, &ms->set, node) {
+		kfree(d);
+		if (!(++i % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
+	ms->set = RB_ROOT;
+	ms->nr = 0;
+	ms->live = 0;
+	RCU_INIT_POINTER(ms->spare, NULL);
+}
+
+/* Scheduler ops */
+
+/**
+ * ip_vs_maglev_init_svc() - set up a service that starts using maglev
+ * @svc: the service, possibly with destinations already (ipvsadm -E)
+ *
+ * Records the service's destinations and queues the first build at once;
+ * until it publishes, schedule() sends new connections to the spare
+ * destination.  The first build is charged to the memory cgroup of the
+ * calling task, each later one to that of the task whose change queued it.
+ *
+ * Context: process context, IPVS configuration mutex held.
+ * Return: 0, or -ENOMEM.
+ */
+static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
+{
+	struct maglev_net *mn = maglev_pernet(svc->ipvs->net);
+	struct maglev_service *ms;
+	struct ip_vs_dest *dest;
+
+	ms = kzalloc(sizeof(*ms), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!ms)
+		return -ENOMEM;
+	ms->mn = mn;
+	ms->svc = svc;
+	refcount_set(&ms->ref, 1);
+	mutex_init(&ms->set_lock);
+	ms->set = RB_ROOT;
+	INIT_LIST_HEAD(&ms->pending_node);
+	ms->next_build = jiffies;
+	maglev_svc_name(ms->name, sizeof(ms->name), svc);
+	refcount_inc(&mn->builder->ref);
+	ms->builder = mn->builder;
+
+	mutex_lock(&ms->set_lock);
+	list_for_each_entry(dest, &svc->destinations, n_list)
+		if (maglev_set_add(ms, dest))
+			break;
+	mutex_unlock(&ms->set_lock);
+	if (ms->incomplete) {
+		ms->dead = true;
+		maglev_set_clear(ms);
+		maglev_svc_put(ms);
+		return -ENOMEM;
+	}
+
+	svc->sched_data = ms;
+	/* Writers of the list hold IPVS's configuration mutex; readers RCU. */
+	list_add_tail_rcu(&ms->node, &mn->services);
+	maglev_changed(ms);
+	return 0;
+}
+
+/**
+ * ip_vs_maglev_done_svc() - release a service's scheduler state
+ * @svc: the service, being deleted or switched to another scheduler
+ *
+ * Does not wait for a running build, which discards its table.  Lookups
+ * still running on another CPU and /proc readers may use the state until a
+ * grace period has passed, so it is freed through RCU.  IPVS may free @svc
+ * right after this returns.
+ *
+ * Context: process context, IPVS configuration mutex held.
+ */
+static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
+{
+	struct maglev_service *ms = svc->sched_data;
+
+	list_del_rcu(&ms->node);
+	maglev_svc_kill(ms);
+	mutex_lock(&ms->set_lock);
+	maglev_set_clear(ms);
+	mutex_unlock(&ms->set_lock);
+	maglev_svc_put(ms);
+}
+
+/*
+ * add_dest, upd_dest: IPVS has linked @dest into the service, or changed
+ * its weight.  The callbacks cannot refuse: a destination that cannot be
+ * recorded leaves the set incomplete, logged and shown in /proc, and the
+ * published table serving until a later callback repairs the set.
+ */
+static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
+				 struct ip_vs_dest *dest)
+{
+	struct maglev_service *ms = svc->sched_data;
+
+	mutex_lock(&ms->set_lock);
+	if (ms->incomplete)
+		maglev_set_repair(ms, svc);
+	else if (maglev_set_add(ms, dest))
+		pr_warn_ratelimited("%s: no memory to record a maglev destination: the table is kept until the next change\n",
+				    ms->name);
+	mutex_unlock(&ms->set_lock);
+	maglev_changed(ms);
+	return 0;
+}
+
+/* del_dest: IPVS has unlinked @dest, which goes to its trash. */
+static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
+				 struct ip_vs_dest *dest)
+{
+	struct maglev_service *ms = svc->sched_data;
+	struct rb_node **link, *parent;
+	struct maglev_dest *d;
+	char name[MAGLEV_ADDR_NAME_MAX];
+	u32 len = maglev_dest_name(name, dest);
+
+	mutex_lock(&ms->set_lock);
+	d = maglev_set_find(ms, name, len, &link, &parent);
+	if (d)
+		maglev_set_erase(ms, d);
+	if (ms->incomplete)
+		maglev_set_repair(ms, svc);
+	mutex_unlock(&ms->set_lock);
+	maglev_changed(ms);
+	return 0;
 }
 
 /* Client port of a TCP, UDP or SCTP packet in network order, 0 otherwise. */
@@ -560,6 +744,26 @@ static __be16 maglev_client_port(const struct sk_buff *skb,
 	if (unlikely(!ports))
 		return 0;
 	return ip_vs_iph_inverse(iph) ? ports[1] : ports[0];
+}
+
+/* The client hash: the whole address, and with flag-2 the port. */
+static u32 maglev_client_hash(const struct ip_vs_service *svc,
+			      const struct maglev_service *ms,
+			      const struct sk_buff *skb,
+			      const struct ip_vs_iphdr *iph)
+{
+	const union nf_inet_addr *addr;
+	const hsiphash_key_t *key = &rcu_dereference(ms->mn->key)->hkey;
+	__be16 port;
+
+	addr = ip_vs_iph_inverse(iph) ? &iph->daddr : &iph->saddr;
+	if (!(svc->flags & MAGLEV_F_PORT))
+		return svc->af == AF_INET6 ? maglev_hash_ip6(&addr->in6, key) :
+					     maglev_hash_ip4(&addr->ip, key);
+	port = maglev_client_port(skb, iph);
+	return svc->af == AF_INET6 ?
+	       maglev_hash_ip6_port(&addr->in6, port, key) :
+	       maglev_hash_ip4_port(&addr->ip, port, key);
 }
 
 /*
@@ -581,60 +785,36 @@ static bool maglev_tcp_takeover(const struct sk_buff *skb,
 	return th && !th->syn;
 }
 
-/*
- * The table's choice is unavailable: a few rehashes of the client hash,
- * then a walk over the table's N destinations from a hash-derived index.
- */
-VISIBLE_IF_KUNIT struct ip_vs_dest *
-maglev_fallback(const struct ip_vs_service *svc, const struct maglev_lut *lut,
-		u32 hash)
+/* The table's owner of @hash, or NULL for no table or an empty one. */
+static struct ip_vs_dest *maglev_table_dest(const struct maglev_lut *lut,
+					    u32 hash)
 {
-	struct ip_vs_dest *dest;
-	u32 i, idx;
+	u32 idx = lut ? maglev_lookup(lut->table, hash) : MAGLEV_NONE;
 
-	for (i = 1; i <= MAGLEV_FALLBACK_TRIES; i++) {
-		idx = maglev_lookup(lut->table, maglev_rehash(hash, i));
-		if (idx >= lut->nr)
-			return NULL;
-		dest = lut->dest[idx];
-		if (!maglev_dest_unavailable(svc, dest))
-			return dest;
-	}
-
-	/* Bounded: one pass over the N destinations, not the M slots. */
-	idx = (u32)(((u64)hash * lut->nr) >> 32);
-	for (i = 0; i < lut->nr; i++) {
-		dest = lut->dest[idx];
-		if (!maglev_dest_unavailable(svc, dest))
-			return dest;
-		if (++idx == lut->nr)
-			idx = 0;
-	}
-	return NULL;
+	return idx < (lut ? lut->nr : 0) ? lut->dest[idx] : NULL;
 }
 
 /*
- * The table lags the service (none yet, empty, or every destination in it
- * retired while the service has another): an available destination from
- * the service's list, from a hash-derived position.  O(N), only until the
- * next table is published.
+ * The table's choice is unavailable: a few rehashes of the client hash,
+ * then the service's spare, which has a weight whenever any destination of
+ * the service has one (a table that lags its service: none yet, or one
+ * whose destinations are all retired).  O(1) per connection.
  */
-static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u32 hash)
+static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
+					  const struct maglev_service *ms,
+					  const struct maglev_lut *lut,
+					  u32 hash)
 {
-	u32 n = READ_ONCE(svc->num_dests), skip;
-	struct ip_vs_dest *dest, *first = NULL;
+	struct ip_vs_dest *dest;
+	u32 i;
 
-	skip = (u32)(((u64)hash * n) >> 32);
-	list_for_each_entry_rcu(dest, &svc->destinations, n_list) {
-		if (maglev_dest_unavailable(svc, dest))
-			continue;
-		if (!first)
-			first = dest;
-		if (!skip)
+	for (i = 1; i <= MAGLEV_FALLBACK_TRIES; i++) {
+		dest = maglev_table_dest(lut, maglev_rehash(hash, i));
+		if (dest && !maglev_dest_unavailable(svc, dest))
 			return dest;
-		skip--;
 	}
-	return first;
+	dest = rcu_dereference(ms->spare);
+	return dest && !maglev_dest_unavailable(svc, dest) ? dest : NULL;
 }
 
 /**
@@ -643,70 +823,37 @@ static struct ip_vs_dest *maglev_pick_any(struct ip_vs_service *svc, u32 hash)
  * @skb: the packet
  * @iph: its parsed IP header
  *
- * One keyed hash and one table load; a bounded fallback when the chosen
- * destination is retired, or with flag-1 overloaded; the service's own
- * list while the table lags it.  An overloaded destination (over its upper
- * threshold) still gets a TCP packet without SYN: its connection lives
- * there already (maglev_tcp_takeover()).
+ * One keyed hash and one table load.  A retired choice, or with flag-1 an
+ * overloaded one, falls back (maglev_fallback()); an overloaded one still
+ * gets a TCP packet without SYN, whose connection lives there already.
  *
  * Context: softirq or process context, RCU read lock held.
  * Return: the destination, or NULL (after ip_vs_scheduler_err()).
  */
-VISIBLE_IF_KUNIT struct ip_vs_dest *
-ip_vs_maglev_schedule(struct ip_vs_service *svc, const struct sk_buff *skb,
-		      struct ip_vs_iphdr *iph)
+static struct ip_vs_dest *ip_vs_maglev_schedule(struct ip_vs_service *svc,
+						const struct sk_buff *skb,
+						struct ip_vs_iphdr *iph)
 {
 	struct maglev_service *ms = svc->sched_data;
-	const struct maglev_lut *lut;
-	const union nf_inet_addr *addr;
-	const hsiphash_key_t *key;
-	struct ip_vs_dest *dest = NULL;
-	u32 hash, idx;
+	const struct maglev_lut *lut = rcu_dereference(ms->lut);
+	u32 hash = maglev_client_hash(svc, ms, skb, iph);
+	struct ip_vs_dest *dest = maglev_table_dest(lut, hash);
 
-	/* The client key, whole, straight into hsiphash's typed helpers. */
-	addr = ip_vs_iph_inverse(iph) ? &iph->daddr : &iph->saddr;
-	key = &rcu_dereference(ms->mn->key)->hkey;
-	if (svc->flags & MAGLEV_F_PORT) {
-		__be16 port = maglev_client_port(skb, iph);
-
-		if (svc->af == AF_INET6)
-			hash = maglev_hash_ip6_port(&addr->in6, port, key);
-		else
-			hash = maglev_hash_ip4_port(&addr->ip, port, key);
-	} else if (svc->af == AF_INET6) {
-		hash = maglev_hash_ip6(&addr->in6, key);
-	} else {
-		hash = maglev_hash_ip4(&addr->ip, key);
+	if (likely(dest && !maglev_dest_unavailable(svc, dest)))
+		return dest;
+	/* Overloaded: a taken-over connection stays; no flag-1, refused. */
+	if (dest && !maglev_dest_retired(svc, dest)) {
+		if (maglev_tcp_takeover(skb, iph))
+			return dest;
+		if (!(svc->flags & MAGLEV_F_FALLBACK))
+			goto refuse;
 	}
-
-	lut = rcu_dereference(ms->lut);
-	if (likely(lut)) {
-		idx = maglev_lookup(lut->table, hash);
-		if (likely(idx < lut->nr)) {
-			dest = lut->dest[idx];
-			if (unlikely(maglev_dest_unavailable(svc, dest))) {
-				if (!maglev_dest_retired(svc, dest)) {
-					/* Overloaded: a taken-over connection stays. */
-					if (maglev_tcp_takeover(skb, iph))
-						goto out;
-					/* No flag-1: refused, as documented. */
-					if (!(svc->flags & MAGLEV_F_FALLBACK)) {
-						dest = NULL;
-						goto out;
-					}
-				}
-				dest = maglev_fallback(svc, lut, hash);
-			}
-		}
-	}
-	if (unlikely(!dest))
-		dest = maglev_pick_any(svc, hash);
-out:
-	if (!dest) {
-		ip_vs_scheduler_err(svc, "no destination available");
-		return NULL;
-	}
-	return dest;
+	dest = maglev_fallback(svc, ms, lut, hash);
+	if (dest)
+		return dest;
+refuse:
+	ip_vs_scheduler_err(svc, "no destination available");
+	return NULL;
 }
 
 /* Registration */
@@ -717,39 +864,37 @@ static int __net_init maglev_net_init(struct net *net)
 	int ret;
 
 	INIT_LIST_HEAD(&mn->services);
-	mutex_init(&mn->cfg_lock);
 	mn->net = net;
+	mn->builder = maglev_builder_alloc();
+	if (!mn->builder)
+		return -ENOMEM;
 	/*
 	 * Whoever has CAP_NET_ADMIN in a namespace reads its key, a pod's
 	 * CNI plugin too: only the initial namespace starts with hash_key.
 	 */
 	kernel_param_lock(THIS_MODULE);
-	mn->table_size = maglev_table_size;
-	mn->holdoff_ms = maglev_holdoff_ms;
+	mn->builder->table_size = maglev_table_size;
+	mn->builder->holdoff_ms = maglev_holdoff_ms;
 	ret = maglev_set_key(mn, net_eq(net, &init_net) ?
 			     maglev_hash_key : maglev_public_key);
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
-		return ret;
-	mn->builder = maglev_builder_alloc();
-	if (!mn->builder) {
-		ret = -ENOMEM;
-		goto fail_key;
-	}
+		goto fail_builder;
 	ret = maglev_sysctl_register(net, mn);
 	if (ret)
-		goto fail_cache;
+		goto fail_key;
 	ret = maglev_proc_init(net);
 	if (ret)
 		goto fail_sysctl;
 	return 0;
 
 fail_sysctl:
-	maglev_sysctl_unregister(mn);
-fail_cache:
-	maglev_builder_put(mn->builder);
+	unregister_net_sysctl_table(mn->sysctl);
+	kfree(mn->ctl);
 fail_key:
 	kfree_sensitive(rcu_dereference_protected(mn->key, true));
+fail_builder:
+	maglev_builder_put(mn->builder);
 	return ret;
 }
 
@@ -762,7 +907,8 @@ static void __net_exit maglev_net_exit(struct net *net)
 	 * exit"); a lookup may still hold the key under RCU.
 	 */
 	maglev_proc_exit(net);
-	maglev_sysctl_unregister(mn);
+	unregister_net_sysctl_table(mn->sysctl);
+	kfree(mn->ctl);
 	maglev_builder_put(mn->builder);
 	call_rcu(&rcu_dereference_protected(mn->key, true)->rcu,
 		 maglev_key_free_rcu);
@@ -782,9 +928,9 @@ static struct ip_vs_scheduler ip_vs_maglev_scheduler = {
 	.n_list =		LIST_HEAD_INIT(ip_vs_maglev_scheduler.n_list),
 	.init_service =		ip_vs_maglev_init_svc,
 	.done_service =		ip_vs_maglev_done_svc,
-	.add_dest =		ip_vs_maglev_dest_changed,
-	.del_dest =		ip_vs_maglev_dest_changed,
-	.upd_dest =		ip_vs_maglev_dest_changed,
+	.add_dest =		ip_vs_maglev_add_dest,
+	.del_dest =		ip_vs_maglev_del_dest,
+	.upd_dest =		ip_vs_maglev_add_dest,
 	.schedule =		ip_vs_maglev_schedule,
 };
 
@@ -806,11 +952,7 @@ static int __init ip_vs_maglev_init(void)
 	return 0;
 
 fail_pernet:
-	/*
-	 * Each namespace's exit queues maglev_key_free_rcu();
-	 * unregister_pernet_subsys() runs rcu_barrier() after the exits, so
-	 * no callback outlives the module's text (guest test 23).
-	 */
+	/* It runs rcu_barrier() after the exits' call_rcu() (guest test 23). */
 	unregister_pernet_subsys(&maglev_net_ops);
 fail_wq:
 	destroy_workqueue(maglev_wq);
@@ -821,11 +963,19 @@ static void __exit ip_vs_maglev_exit(void)
 {
 	unregister_ip_vs_scheduler(&ip_vs_maglev_scheduler);
 	unregister_pernet_subsys(&maglev_net_ops);
-	/* Wait for builds of deleted services still running. */
-	destroy_workqueue(maglev_wq);
-	/* Wait for maglev_lut_free_rcu() callbacks still queued. */
+	/*
+	 * No service is left, but builds of deleted ones may run: wait for
+	 * them, then for the grace periods of the tables they retired, whose
+	 * frees queue on the workqueue that destroy_workqueue() drains.
+	 */
+	flush_workqueue(maglev_wq);
 	rcu_barrier();
+	destroy_workqueue(maglev_wq);
 }
+
+#ifdef MAGLEV_KUNIT
+#include "kunit/maglev_glue_test.c"
+#endif
 
 module_init(ip_vs_maglev_init);
 module_exit(ip_vs_maglev_exit);

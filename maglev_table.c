@@ -345,26 +345,37 @@ int maglev_format_name(char *buf, size_t len, const void *addr,
 }
 
 /**
+ * maglev_name_cmp() - the order of backend names
+ * @a: a name, not NUL-terminated
+ * @alen: its length
+ * @b: another one
+ * @blen: its length
+ *
+ * Plain byte order, a shorter name first when it is a prefix of the other.
+ *
+ * Return: <0, 0 or >0 as @a sorts before, equals or sorts after @b.
+ */
+int maglev_name_cmp(const char *a, u32 alen, const char *b, u32 blen)
+{
+	int r = memcmp(a, b, min(alen, blen));
+
+	if (r || alen == blen)
+		return r;
+	return alen < blen ? -1 : 1;
+}
+
+/**
  * maglev_backend_cmp() - the name order of backends
  * @pa: a &struct maglev_backend
  * @pb: another one
  *
- * Plain byte order of the names, a shorter name first when it is a prefix
- * of the other.
- *
- * Return: <0, 0 or >0 as @pa's name sorts before, equals or sorts after
- * @pb's.
+ * Return: maglev_name_cmp() of their names.
  */
 int maglev_backend_cmp(const void *pa, const void *pb)
 {
 	const struct maglev_backend *a = pa, *b = pb;
-	int r = memcmp(a->name, b->name, min(a->name_len, b->name_len));
 
-	if (r)
-		return r;
-	if (a->name_len == b->name_len)
-		return 0;
-	return a->name_len < b->name_len ? -1 : 1;
+	return maglev_name_cmp(a->name, a->name_len, b->name, b->name_len);
 }
 
 /**

@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * maglev_sched.h - the IPVS glue's shared state (a namespace's, its table
- * store's and build queue's, a service's and its published table's) and
- * the functions the glue's files call across.  Kernel only; the table
- * algorithm's interface is maglev_table.h.
+ * maglev_sched.h - the IPVS glue's shared state: a namespace's, its
+ * builder's (build queue and table store), a service's with its own set of
+ * destinations, and a published table's; and the functions the glue's
+ * files call across.  Kernel only; the algorithm's interface is
+ * maglev_table.h.  docs/design.md describes the design.
  */
 #ifndef _MAGLEV_SCHED_H
 #define _MAGLEV_SCHED_H
 
-#include <linux/gfp.h>
 #include <linux/hashtable.h>
-#include <linux/jiffies.h>
-#include <linux/limits.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
@@ -24,13 +23,9 @@
 
 #include "maglev_table.h"
 
-struct ctl_table;
 struct ctl_table_header;
 struct mem_cgroup;
-struct net;
 struct seq_file;
-struct sk_buff;
-union nf_inet_addr;
 
 #define MAGLEV_F_FALLBACK	IP_VS_SVC_F_SCHED1
 #define MAGLEV_F_PORT		IP_VS_SVC_F_SCHED2
@@ -40,36 +35,11 @@ union nf_inet_addr;
 /* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
 #define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_ADDR_NAME_MAX + 1)
 
-/*
- * Build allocations may fail: the old table keeps serving and the build is
- * retried.  None may wake the OOM killer, the global one or a memory
- * cgroup's (try_charge_memcg() gives up on __GFP_NORETRY and
- * __GFP_RETRY_MAYFAIL before mem_cgroup_oom()).  kmalloc() up to a page
- * takes __GFP_NORETRY; vmalloc() and kvmalloc(), whose vmalloc fallback
- * does not honour __GFP_NORETRY, take __GFP_RETRY_MAYFAIL.
- */
-#define MAGLEV_GFP_SMALL	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
-#define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
-				 __GFP_NOWARN)
-
-/* maglev_lut.churn when there was no memory to count it: "churn -". */
-#define MAGLEV_CHURN_UNKNOWN	U32_MAX
-
-/* Retry delays of a build that ran out of memory. */
-#define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
-#define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
-
-/*
- * A service's builds start at least maglev_holdoff_ms, and at least the
- * duration of its last build (up to MAGLEV_HOLDOFF_LONG), after the end of
- * the previous one.  No build waits longer than MAGLEV_HOLDOFF_MAX_MS.
- */
 #define MAGLEV_HOLDOFF_DEFAULT	50
 #define MAGLEV_HOLDOFF_MAX_MS	10000
-#define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
 
-/* A namespace's table cache has 1 << MAGLEV_CACHE_BITS buckets. */
-#define MAGLEV_CACHE_BITS	8
+/* Entries handled between two reschedule points in the glue's loops. */
+#define MAGLEV_RESCHED_ENTRIES	1024
 
 /**
  * struct maglev_key - a published client hash key
@@ -86,56 +56,64 @@ struct maglev_key {
 };
 
 /**
- * struct maglev_net - per network namespace state
- * @services: the namespace's maglev services (struct maglev_service);
- *	changed by init_service and done_service, which IPVS calls with its
- *	configuration mutex held; read under RCU
- * @key: the client hash key lookups use now (RCU)
+ * struct maglev_builder - a namespace's builds: queue, settings, table store
+ * @ref: one for the namespace, one for each service, the queued @work and
+ *	each stored table
+ * @lock: protects @pending, @due, the store, and each service's build
+ *	state (struct maglev_service, "under the builder's lock")
+ * @pending: services with a build to run, in the order of their changes
+ * @work: builds one due service a run, then queues itself for the next
+ * @due: when @work runs (valid while it is queued)
  * @table_size: sysctl maglev_table_size
  * @holdoff_ms: sysctl maglev_holdoff_ms
- * @cfg_lock: serialises the key's publication and table size writes (the
- *	hold-off is one word, stored by proc_douintvec_minmax() alone)
+ * @found: builds that found their table in the store
+ * @next_id: the id of the last table stored, the number of fills
+ * @tables: tables in the store
+ * @mem: bytes of those tables
+ * @hash: the stored tables by maglev_inputs_hash()
+ *
+ * It outlives the namespace while services, queued work or tables hold it.
+ */
+struct maglev_builder {
+	refcount_t ref;
+	spinlock_t lock;	/* see above */
+	struct list_head pending;
+	struct delayed_work work;
+	unsigned long due;
+	unsigned int table_size;
+	unsigned int holdoff_ms;
+	u64 found;
+	u64 next_id;
+	u32 tables;
+	size_t mem;
+	DECLARE_HASHTABLE(hash, 8);
+};
+
+/**
+ * struct maglev_net - per network namespace state
+ * @services: the namespace's maglev services; changed by init_service and
+ *	done_service under IPVS's configuration mutex, read under RCU
+ * @key: the client hash key lookups use now (RCU)
+ * @builder: the namespace's builder (one reference)
  * @net: the namespace
  * @ctl: this namespace's copy of the sysctl table
  * @sysctl: its registration
- * @builder: the namespace's build queue and table cache (one reference)
  */
 struct maglev_net {
 	struct list_head services;
-	struct maglev_builder *builder;
 	struct maglev_key __rcu *key;
-	unsigned int table_size;
-	unsigned int holdoff_ms;
-	struct mutex cfg_lock;	/* see above */
+	struct maglev_builder *builder;
 	struct net *net;
 	struct ctl_table *ctl;
 	struct ctl_table_header *sysctl;
 };
 
 /**
- * struct maglev_cache - a namespace's store of shared tables
- * @ref: one for the namespace's builder, one for each table in it
- * @lock: serialises inserts and removals; lookups run under RCU.  Taken
- *	with BH disabled: a table's last put may run in an RCU callback
- * @next_id: the id of the last table inserted, the number of inserts
- * @tables: tables in the store
- * @mem: bytes of those tables
- * @hash: the tables by maglev_inputs_hash()
- */
-struct maglev_cache {
-	refcount_t ref;
-	spinlock_t lock;	/* see above */
-	u64 next_id;
-	u32 tables;
-	size_t mem;
-	DECLARE_HASHTABLE(hash, MAGLEV_CACHE_BITS);
-};
-
-/**
  * struct maglev_shared - an immutable table that services share
- * @node: entry in its cache (RCU)
- * @cache: the cache (one reference)
- * @ref: one for each service table (struct maglev_lut) built on it
+ * @node: entry in its builder's store
+ * @builder: the builder (one reference)
+ * @ref: one for each published table (struct maglev_lut) built on it, and
+ *	for each /proc reader in the middle of its records
  * @users: services whose published table it is, shown in /proc
  * @hash: maglev_inputs_hash() of M and the backends
  * @id: the table's number in its namespace (1, 2, ...), shown in /proc
@@ -143,17 +121,15 @@ struct maglev_cache {
  * @mem: bytes of its one allocation: this structure, @be, then @table
  * @churn_from: @id of the table @churn was counted against, 0 for none
  * @churn: slots whose owner differs from those of table @churn_from
- * @rcu: frees it a grace period after its last put
- * @table: the slots, with M and the number of backends; entries index @be
- *	(and each service's destinations)
+ * @table: the slots, with M and the number of backends
  * @be: the backends in name order: the inputs and their slot counts
  *
- * Immutable once in the cache, but for @users and the churn memo, which
- * only the namespace's build work writes.
+ * Immutable once stored, but for @users and the churn memo, which only the
+ * builder's work writes.
  */
 struct maglev_shared {
 	struct hlist_node node;
-	struct maglev_cache *cache;
+	struct maglev_builder *builder;
 	refcount_t ref;
 	atomic_t users;
 	u64 hash;
@@ -162,22 +138,20 @@ struct maglev_shared {
 	size_t mem;
 	u64 churn_from;
 	u32 churn;
-	struct rcu_head rcu;
 	struct maglev_table *table;
 	struct maglev_backend *be;
 };
 
 /**
  * struct maglev_lut - a service's published table with its destinations
- * @rcu: frees it (and puts the destinations and @shared) after a grace
- *	period
+ * @free: puts the destinations and @shared a grace period after it is
+ *	replaced, in process context
  * @nr: number of destinations (backends)
- * @churn: slots whose owner changed against the previous table, or
- *	%MAGLEV_CHURN_UNKNOWN
+ * @churn: slots whose owner changed against the previous table
  * @builds: tables published for the service, this one included
- * @gen: generation (maglev_service.gen) of the snapshot it was built from
+ * @gen: generation (maglev_service.gen) of the set it was built from
  * @mem: bytes of this descriptor
- * @shared: the shared table, one reference; NULL until the build has one
+ * @shared: the shared table, one reference
  * @table: @shared's slots, read by the lookup without loading @shared
  * @dest: the service's destinations in @shared's backend order, one
  *	reference each
@@ -185,7 +159,7 @@ struct maglev_shared {
  * Immutable once published.
  */
 struct maglev_lut {
-	struct rcu_head rcu;
+	struct rcu_work free;
 	u32 nr;
 	u32 churn;
 	u64 builds;
@@ -197,67 +171,80 @@ struct maglev_lut {
 };
 
 /**
- * struct maglev_builder - a namespace's build queue
- * @ref: one for the namespace, one for each service and the queued @work
- * @lock: protects @ready and the services' @ready_node
- * @ready: services whose build is due, first come first served
- * @work: builds the services of @ready one at a time, one per run
- * @cache: the namespace's shared tables (one reference)
- * @found: builds that found their table in @cache
- *
- * It outlives the namespace while services or queued builds hold it.
+ * struct maglev_dest - a destination in its service's set
+ * @node: entry in the set, in backend name order
+ * @dest: the IPVS destination, alive while in the set (the callbacks
+ *	remove it before IPVS unlinks it)
+ * @weight: its weight, 0..INT_MAX
+ * @drain_weight: with @weight 0, its last weight (draining), else 0
+ * @name_len: length of @name
+ * @name: its backend name, "A.B.C.D:port" or "[v6]:port", no NUL
  */
-struct maglev_builder {
-	refcount_t ref;
-	spinlock_t lock;	/* see above */
-	struct list_head ready;
-	struct work_struct work;
-	struct maglev_cache *cache;
-	u64 found;
+struct maglev_dest {
+	struct rb_node node;
+	struct ip_vs_dest *dest;
+	u32 weight;
+	u32 drain_weight;
+	u32 name_len;
+	char name[MAGLEV_ADDR_NAME_MAX];
 };
 
 /**
  * struct maglev_service - per-service scheduler state (svc->sched_data)
- * @node: entry in the namespace's service list (RCU; writers hold IPVS's mutex)
- * @mn: the namespace's state
- * @svc: the IPVS service; read only by the callbacks, and by the build and
- *	/proc under @lock while not @dead
- * @lut: the published table, or NULL before the first build (RCU)
- * @lock: protects @gen, @dead, @retry, @next_build, @due, @memcg and
- *	publishing, and keeps @svc alive while not @dead
- * @gen: configuration changes seen (the published table's is @lut->gen)
- * @dead: set by done_service; no build is queued or published after it
- * @ref: one for the IPVS service, the queued @work and the ready list
- * @work: waits out the hold-off or the retry delay, then joins @builder
- * @retry: current retry delay after a build ran out of memory, else 0
- * @next_build: jiffies before which no build starts, but for a retry
- * @due: jiffies at which the queued @work runs (valid while queued)
+ * @node: entry in the namespace's service list
+ * @mn: the namespace's state, for the lookup's key
+ * @builder: the namespace's builder (one reference)
+ * @svc: the IPVS service; read only by the callbacks and the lookup, and
+ *	by /proc under the builder's lock while not @dead
+ * @lut: the published table, or NULL before the first one (RCU)
+ * @spare: a destination of the set with a weight, if any: the lookup's
+ *	choice when the table has none available (RCU; written under
+ *	IPVS's mutex and @set_lock)
+ * @ref: one for the IPVS service, one while pending or being built
+ * @set_lock: protects @set, @nr, @live and @incomplete; IPVS's callbacks
+ *	hold it to change them, a build to copy them
+ * @set: the destinations (struct maglev_dest) by name
+ * @nr: number of destinations in @set
+ * @live: those with a weight
+ * @incomplete: a destination could not be recorded for lack of memory;
+ *	the next callback walks IPVS's list to repair the set, and no
+ *	build publishes meanwhile
+ * @dead: set by done_service; nothing is published after it (builder's lock)
+ * @pending_node: entry in the builder's pending list (builder's lock)
+ * @gen: changes recorded; the published table's is @lut->gen (builder's lock)
+ * @due: when the pending build may start (builder's lock)
+ * @next_build: when the next build may start, by the hold-off (builder's lock)
+ * @retry: retry delay after a build ran out of memory, else 0 (builder's lock)
+ * @memcg: memory cgroup of the latest change, which the next build is
+ *	charged to; NULL once a build took it (builder's lock)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
- * @memcg: memory cgroup of the latest change, which the next build is
- *	charged to; NULL once a build took it
- * @builder: the namespace's builder (one reference)
- * @ready_node: entry in @builder's ready list
+ * @name: the service's description, "TCP 10.0.0.1:80", "FWM 42", ...
  * @rcu: frees this structure after a grace period
  */
 struct maglev_service {
 	struct list_head node;
 	struct maglev_net *mn;
+	struct maglev_builder *builder;
 	struct ip_vs_service *svc;
 	struct maglev_lut __rcu *lut;
-	spinlock_t lock;	/* see above */
-	u64 gen;
-	bool dead;
+	struct ip_vs_dest __rcu *spare;
 	refcount_t ref;
-	struct delayed_work work;
-	unsigned long retry;
-	unsigned long next_build;
+	struct mutex set_lock;	/* see above */
+	struct rb_root set;
+	u32 nr;
+	u32 live;
+	bool incomplete;
+	bool dead;
+	struct list_head pending_node;
+	u64 gen;
 	unsigned long due;
+	unsigned long next_build;
+	unsigned long retry;
+	struct mem_cgroup *memcg;
 	u64 alloc_fail;
 	u64 build_fail;
-	struct mem_cgroup *memcg;
-	struct maglev_builder *builder;
-	struct list_head ready_node;
+	char name[MAGLEV_SVC_NAME_MAX];
 	struct rcu_head rcu;
 };
 
@@ -269,78 +256,17 @@ static inline struct maglev_net *maglev_pernet(struct net *net)
 	return net_generic(net, maglev_net_id);
 }
 
-/* maglev_build.c: names, the build queue, builds, publishing */
-void maglev_svc_name(char *buf, size_t len, const struct ip_vs_service *svc);
-void maglev_svc_put(struct maglev_service *ms);
-void maglev_queue(struct maglev_service *ms, unsigned long now,
-		  unsigned long delay);
-void maglev_changed(struct maglev_service *ms);
-void maglev_rebuild_net(struct maglev_net *mn);
-void maglev_build_work(struct work_struct *work);
+/* maglev_build.c: the builder, builds, the table store, publishing */
 struct maglev_builder *maglev_builder_alloc(void);
 void maglev_builder_put(struct maglev_builder *b);
-void maglev_builder_cancel(struct maglev_service *ms);
-
-#ifdef MAGLEV_KUNIT
-/* kunit/maglev_glue_test.c: sees every build scratch area, may fail it. */
-void *maglev_test_scratch(void *p, size_t bytes);
-#else
-static inline void *maglev_test_scratch(void *p, size_t bytes)
-{
-	return p;
-}
-#endif
-
-/* maglev_share.c: a namespace's store of shared tables */
-void *maglev_mem_alloc(size_t bytes, size_t *mem);
-struct maglev_cache *maglev_cache_alloc(void);
-void maglev_cache_put(struct maglev_cache *c);
-u64 maglev_inputs_hash(u32 size, const struct maglev_backend *be, u32 nr);
-struct maglev_shared *maglev_shared_alloc(u32 size,
-					  const struct maglev_backend *be,
-					  u32 nr);
-struct maglev_shared *maglev_cache_find(struct maglev_cache *c, u32 size,
-					const struct maglev_backend *be,
-					u32 nr, u64 hash);
-void maglev_cache_insert(struct maglev_cache *c, struct maglev_shared *t,
-			 u64 hash);
+void maglev_changed(struct maglev_service *ms);
+void maglev_svc_kill(struct maglev_service *ms);
+void maglev_svc_put(struct maglev_service *ms);
 void maglev_shared_put(struct maglev_shared *t);
+void maglev_rebuild_net(struct maglev_net *mn);
 
 /* maglev_proc.c: /proc/net/ip_vs_maglev */
 int maglev_proc_init(struct net *net);
 void maglev_proc_exit(struct net *net);
-
-/*
- * Static without CONFIG_KUNIT (VISIBLE_IF_KUNIT): what the KUnit suite
- * kunit/maglev_glue_test.c calls besides the functions above.
- */
-#if IS_ENABLED(CONFIG_KUNIT)
-/* maglev_main.c */
-bool maglev_dest_retired(const struct ip_vs_service *svc,
-			 const struct ip_vs_dest *dest);
-bool maglev_dest_unavailable(const struct ip_vs_service *svc,
-			     const struct ip_vs_dest *dest);
-struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
-				   const struct maglev_lut *lut, u32 hash);
-struct ip_vs_dest *ip_vs_maglev_schedule(struct ip_vs_service *svc,
-					 const struct sk_buff *skb,
-					 struct ip_vs_iphdr *iph);
-void ip_vs_maglev_done_svc(struct ip_vs_service *svc);
-/* maglev_build.c */
-int maglev_addr_name(char *buf, size_t len, int af,
-		     const union nf_inet_addr *addr, __be16 port);
-void maglev_lut_free(struct maglev_lut *lut);
-unsigned long maglev_delay(unsigned long now, unsigned long when);
-struct maglev_lut *maglev_snapshot(struct maglev_service *ms,
-				   struct maglev_backend **be, u64 *gen,
-				   u32 *size, int *err);
-int maglev_build_table(struct maglev_service *ms);
-unsigned long maglev_next_build(unsigned long end, unsigned long took,
-				unsigned long holdoff);
-unsigned long maglev_retry_delay(unsigned long prev);
-void maglev_build_service(struct maglev_service *ms);
-/* maglev_proc.c */
-void maglev_show_service(struct seq_file *seq, struct maglev_service *ms);
-#endif
 
 #endif /* _MAGLEV_SCHED_H */

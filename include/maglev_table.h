@@ -133,6 +133,7 @@ u32 maglev_rehash(u32 hash, u32 i);
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port);
 
+int maglev_name_cmp(const char *a, u32 alen, const char *b, u32 blen);
 int maglev_backend_cmp(const void *a, const void *b);
 void maglev_sort_backends(struct maglev_backend *b, u32 n);
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,

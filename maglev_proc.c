@@ -168,8 +168,9 @@ static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 	loff_t k;
 
 	maglev_seq_stop(seq, NULL);
+	/* Without a service the file is empty. */
 	if (!*pos)
-		return SEQ_START_TOKEN;
+		return list_empty(&mn->services) ? NULL : SEQ_START_TOKEN;
 	it->line = *pos & MAGLEV_POS_LINE;
 	if (it->line) {
 		if (it->held && it->held_pos == *pos - it->line &&

@@ -144,29 +144,29 @@ struct maglev_shared {
 
 /**
  * struct maglev_lut - a service's published table with its destinations
- * @free: puts the destinations and @shared a grace period after it is
- *	replaced, in process context
+ * @table: @shared's slots, read by the lookup without loading @shared
  * @nr: number of destinations (backends)
  * @churn: slots whose owner changed against the previous table
  * @builds: tables published for the service, this one included
  * @gen: generation (maglev_service.gen) of the set it was built from
  * @mem: bytes of this descriptor
  * @shared: the shared table, one reference
- * @table: @shared's slots, read by the lookup without loading @shared
+ * @free: puts the destinations and @shared a grace period after it is
+ *	replaced, in process context
  * @dest: the service's destinations in @shared's backend order, one
  *	reference each
  *
- * Immutable once published.
+ * Immutable once published.  What the lookup reads comes first.
  */
 struct maglev_lut {
-	struct rcu_work free;
+	struct maglev_table *table;
 	u32 nr;
 	u32 churn;
 	u64 builds;
 	u64 gen;
 	size_t mem;
 	struct maglev_shared *shared;
-	struct maglev_table *table;
+	struct rcu_work free;
 	struct ip_vs_dest *dest[];
 };
 

@@ -19,21 +19,20 @@ struct msp_key {
 
 /* struct maglev_net, up to the key pointer */
 struct msp_net {
-	int lock;
 	struct mhp_list services;
 	struct msp_key *key;
 };
 
 /* struct maglev_lut: the destinations are the mh port's dests */
 struct msp_lut {
-	void *rcu[2];
+	struct maglev_table *table;
 	u32 nr;
 	u32 churn;
 	u64 builds;
-	u64 build_ns;
 	u64 gen;
 	size_t mem;
-	struct maglev_table *table;
+	void *shared;
+	void *rcu_work[7];
 	struct mhp_dest **dest;
 	struct maglev_backend *be;
 };
@@ -42,6 +41,7 @@ struct msp_lut {
 struct msp_service {
 	struct mhp_list node;
 	struct msp_net *mn;
+	void *builder;
 	struct mhp_service *svc;	/* af, flags and the dest list */
 	struct msp_lut *lut;
 };

@@ -17,7 +17,6 @@
 #define KMSG_COMPONENT "IPVS"
 #define pr_fmt(fmt) KMSG_COMPONENT ": " fmt
 
-
 #include <linux/array_size.h>
 #include <linux/atomic.h>
 #include <linux/cache.h>

@@ -248,6 +248,8 @@ struct maglev_service {
 	struct rcu_head rcu;
 };
 
+/* Exported by both module builds, so that only one of them loads. */
+extern const int maglev_exclusive;
 extern unsigned int maglev_net_id;
 extern struct workqueue_struct *maglev_wq;
 

@@ -170,7 +170,7 @@ static const struct maglev_lut *test_settle(struct kunit *test,
 		if (lut && lut->gen == READ_ONCE(ms->gen) &&
 		    list_empty(&ms->pending_node))
 			return lut;
-		msleep(5);
+		msleep(20);
 	}
 	KUNIT_FAIL(test, "%s: no current table", ms->name);
 	return NULL;
@@ -187,7 +187,7 @@ static void test_quiesce(struct kunit *test, struct ip_vs_dest **d, u32 n)
 		KUNIT_EXPECT_EQ(test, refcount_read(&d[i]->refcnt), 1);
 }
 
-static struct ip_vs_dest *test_pick(struct ip_vs_service *svc, u32 client)
+static struct ip_vs_dest *test_pick(struct ip_vs_service *svc, __be32 client)
 {
 	struct ip_vs_iphdr iph = { .protocol = IPPROTO_UDP };
 	struct ip_vs_dest *dest;
@@ -505,7 +505,7 @@ static void maglev_fallback_test(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, test_settle(test, svc));
 
 	for (k = 0; k < 100; k++) {
-		u32 client = htonl(0x0a090001 + k);
+		__be32 client = htonl(0x0a090001 + k);
 
 		want = test_pick(svc, client);
 		KUNIT_ASSERT_NOT_NULL(test, want);

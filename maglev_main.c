@@ -278,9 +278,10 @@ static int maglev_sysctl_size(maglev_ctl_table *table, int write,
 	if (!write || ret)
 		return ret;
 	if (maglev_parse_size(text, &size, &why)) {
-		pr_info_ratelimited("maglev_table_size %.*s rejected: %s\n",
-				    (int)strcspn(text, "\n"), text,
-				    why ? why : "not an unsigned number");
+		/* The reason, unless the text is not a number at all. */
+		if (why)
+			pr_info_ratelimited("maglev_table_size %s rejected: %s\n",
+					    text, why);
 		return -EINVAL;
 	}
 	if (xchg(data, size) != size)
@@ -292,10 +293,12 @@ static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
 				 void *buffer, size_t *lenp, loff_t *ppos)
 {
 	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
+	unsigned int ms;
 
-	if (write && ret == -EINVAL)
-		pr_info_ratelimited("maglev_holdoff_ms rejected: not a number of milliseconds in 0..%u\n",
-				    MAGLEV_HOLDOFF_MAX_MS);
+	/* The reason, unless the text is not a number at all. */
+	if (write && ret == -EINVAL && !kstrtouint(buffer, 0, &ms))
+		pr_info_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
+				    ms, MAGLEV_HOLDOFF_MAX_MS);
 	return ret;
 }
 

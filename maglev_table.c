@@ -749,28 +749,9 @@ static void maglev_pack_end(struct maglev_packer *pk,
 }
 
 /*
- * Pack @size owners (all below @n, or all MAGLEV_NONE when @filled is 0)
- * into @t.  Sets every field but the digest.
- */
-static void maglev_pack(struct maglev_table *t, const u16 *slot, u32 size,
-			u32 n, u32 filled, u32 *budget)
-{
-	u32 width = maglev_pack_header(t, size, n, filled), s;
-	struct maglev_packer pk = { .p = t->byte };
-
-	if (!width)
-		return;
-	for (s = 0; s < size; s++) {
-		maglev_spend(budget, 1);
-		maglev_pack_put(&pk, slot[s], width);
-	}
-	maglev_pack_end(&pk, t);
-}
-
-/*
  * The last pass of a build over the @size owners in @slot: the digest, each
- * backend's slot count and the packed slots (maglev_pack()).  Four slots at
- * a time, a digest group, and the last, partial group one slot at a time.
+ * backend's slot count and the packed slots.  Four slots at a time, a
+ * digest group, and the last, partial group one slot at a time.
  */
 static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 			  struct maglev_backend *b, u32 n, u32 filled,
@@ -868,9 +849,12 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 * Park the primary fill in @t, run the secondary fill in the
 		 * scratch area, and keep its owner only where the primary's
 		 * is draining.  An empty secondary fill leaves every slot
-		 * MAGLEV_NONE: then all of them were draining ones.
+		 * MAGLEV_NONE: then all of them were draining ones.  The
+		 * last pass counts the slots again.
 		 */
-		maglev_pack(t, slot, size, n, filled, &budget);
+		maglev_finish(t, slot, size, b, n, filled, &budget);
+		for (i = 0; i < n; i++)
+			b[i].slots = 0;
 		maglev_compute_turns(b, n, size, false);
 		filled = maglev_fill(slot, size, b, n, work, st);
 		for (s = 0; s < size; s++) {

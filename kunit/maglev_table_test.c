@@ -221,27 +221,40 @@ static void size_desc(const u32 *m, char *desc)
 
 KUNIT_ARRAY_PARAM(perm_size, perm_sizes, size_desc);
 
-/* Every preference sequence visits all M slots exactly once. */
+/*
+ * Every preference sequence maglev_prepare() gives a backend (its offset
+ * and skip) visits all M slots exactly once.
+ */
 static void maglev_sequence_permutation_test(struct kunit *test)
 {
-	u32 m = *(const u32 *)test->param_value;
+	u32 m = *(const u32 *)test->param_value, n = m < 40 ? 3 : 40;
 	unsigned long *seen = test_alloc(test, BITS_TO_LONGS(m) *
 					 sizeof(long));
-	u32 step = m > 1000 ? 4099 : 1, skip, j;
+	struct maglev_backend *b = test_alloc(test, n * sizeof(*b));
+	u32 i, j;
 
-	for (skip = 1; skip < m; skip += step) {
-		u32 pos;
+	for (i = 0; i < n; i++) {
+		b[i].name_len = snprintf(b[i].name, sizeof(b[i].name),
+					 "10.0.%u.%u:80", i / 200, i % 200);
+		b[i].weight = 1;
+	}
+	maglev_sort_backends(b, n);
+	KUNIT_ASSERT_EQ(test, maglev_prepare(b, n, m, NULL), 0);
+	for (i = 0; i < n; i++) {
+		u32 pos = b[i].offset;
 
-		div_u64_rem((u64)skip * 31, m, &pos);
+		KUNIT_ASSERT_LT(test, pos, m);
+		KUNIT_ASSERT_GE(test, b[i].skip, 1U);
+		KUNIT_ASSERT_LT(test, b[i].skip, m);
 		bitmap_zero(seen, m);
 		for (j = 0; j < m; j++) {
 			__set_bit(pos, seen);
-			pos += skip;
+			pos += b[i].skip;
 			if (pos >= m)
 				pos -= m;
 		}
 		KUNIT_EXPECT_EQ_MSG(test, bitmap_weight(seen, m), m,
-				    "skip %u", skip);
+				    "%.*s", (int)b[i].name_len, b[i].name);
 	}
 }
 

@@ -209,30 +209,41 @@ static void test_check_size(void)
 		      good[i]);
 }
 
-/* Every preference sequence is a permutation of the slots. */
+/*
+ * Every preference sequence maglev_prepare() gives a backend (its offset
+ * and skip) visits each of the M slots exactly once.
+ */
 static void test_sequence_is_permutation(void)
 {
-	static const u32 sizes[] = { 7, 251, 65537 };
+	static const u32 sizes[] = { 251, 4093, 65537 };
+	struct maglev_backend b[40];
 	size_t k;
+	u32 i, j;
 
 	for (k = 0; k < 3; k++) {
-		u32 m = sizes[k], skip, j, start;
+		u32 m = sizes[k];
 		u8 *seen = calloc(m, 1);
 
-		for (skip = 1; skip < m; skip += (m > 300 ? 997 : 1)) {
-			u32 pos = (skip * 31) % m, visited = 0;
+		for (i = 0; i < 40; i++) {
+			memset(&b[i], 0, sizeof(b[i]));
+			name_ip(&b[i], i * 7919);
+			b[i].weight = 1;
+		}
+		maglev_sort_backends(b, 40);
+		check(!maglev_prepare(b, 40, m, NULL), "prepare M %u", m);
+		for (i = 0; i < 40; i++) {
+			u32 pos = b[i].offset, visited = 0;
 
-			start = pos;
+			check(b[i].skip >= 1 && b[i].skip < m && pos < m,
+			      "M %u: offset %u skip %u", m, pos, b[i].skip);
 			memset(seen, 0, m);
 			for (j = 0; j < m; j++) {
-				if (!seen[pos]) {
-					seen[pos] = 1;
-					visited++;
-				}
-				pos = (pos + skip) % m;
+				visited += !seen[pos % m];
+				seen[pos % m] = 1;
+				pos = (pos + b[i].skip) % m;
 			}
-			check(visited == m && pos == start,
-			      "M %u skip %u visits %u", m, skip, visited);
+			check(visited == m, "M %u %.*s: visits %u", m,
+			      (int)b[i].name_len, b[i].name, visited);
 		}
 		free(seen);
 	}

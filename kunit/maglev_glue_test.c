@@ -294,6 +294,22 @@ static u64 test_digest(struct kunit *test, struct ip_vs_dest **d,
 	return t->digest;
 }
 
+/* The slot counts /proc shows equal a count of the packed slots. */
+static void test_recount(struct kunit *test, const struct maglev_lut *lut)
+{
+	u32 *count = kunit_kcalloc(test, lut->nr, sizeof(*count), GFP_KERNEL);
+	u32 s, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, count);
+	for (s = 0; s < lut->table->size; s++) {
+		i = maglev_table_get(lut->table, s);
+		KUNIT_ASSERT_LT(test, i, lut->nr);
+		count[i]++;
+	}
+	for (i = 0; i < lut->nr; i++)
+		KUNIT_EXPECT_EQ(test, lut->shared->be[i].slots, count[i]);
+}
+
 /*
  * Two services given the same destinations in opposite orders publish the
  * same table (one fill, shared), with their own destinations in name
@@ -332,6 +348,7 @@ static void maglev_set_order_test(struct kunit *test)
 		KUNIT_EXPECT_PTR_EQ(test, la->dest[i], a[i]);
 		KUNIT_EXPECT_PTR_EQ(test, lb->dest[i], b[i]);
 	}
+	test_recount(test, la);
 
 	/* Drained: the last weight hands its slots over. */
 	memcpy(wd, w, sizeof(wd));
@@ -343,6 +360,7 @@ static void maglev_set_order_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, la->table->digest,
 			test_digest(test, a, wd, dw, SET_N));
 	KUNIT_EXPECT_EQ(test, la->shared->be[3].slots, 0U);
+	test_recount(test, la);
 	test_upd(sa, a[3], w[3]);
 	la = test_settle(test, sa);
 	KUNIT_ASSERT_NOT_NULL(test, la);

@@ -561,6 +561,83 @@ static void maglev_fallback_test(struct kunit *test)
 }
 
 /*
+ * ipvsadm -E: a service that switches to maglev with destinations already
+ * gets its table from them, as a fresh one would.
+ */
+static void maglev_switch_test(struct kunit *test)
+{
+	static const u32 w[3] = { 1, 5, 2 }, none[3];
+	struct ip_vs_dest *d[3];
+	struct ip_vs_service *svc;
+	const struct maglev_lut *lut;
+	int i, ret;
+
+	test_builder(test);
+	svc = test_service(test);
+	for (i = 0; i < 3; i++) {
+		d[i] = test_dest4(test, i);
+		test_add(svc, d[i], w[i]);
+	}
+	test_done(svc);		/* unbound from maglev, bound to another */
+	mutex_lock(&test_ipvs_mutex);
+	ret = ip_vs_maglev_init_svc(svc);
+	mutex_unlock(&test_ipvs_mutex);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	lut = test_settle(test, svc);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	KUNIT_EXPECT_EQ(test, lut->nr, 3U);
+	KUNIT_EXPECT_EQ(test, lut->table->digest,
+			test_digest(test, d, w, none, 3));
+	test_done(svc);
+	test_quiesce(test, d, 3);
+}
+
+/*
+ * The hold-off: a change right after a build waits for it, and a service
+ * deleted while its build waits never builds; its references all return.
+ */
+static void maglev_holdoff_test(struct kunit *test)
+{
+	struct maglev_builder *b = test_builder(test);
+	struct ip_vs_service *svc;
+	struct maglev_service *ms;
+	const struct maglev_lut *lut;
+	struct ip_vs_dest *d[2];
+	unsigned long t0;
+	u64 builds;
+
+	d[0] = test_dest4(test, 0);
+	d[1] = test_dest4(test, 1);
+	svc = test_service(test);
+	ms = svc->sched_data;
+	test_add(svc, d[0], 1);
+	lut = test_settle(test, svc);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	WRITE_ONCE(b->holdoff_ms, 300);
+	/* The build that ends now sets the next hold-off. */
+	test_add(svc, d[1], 1);
+	lut = test_settle(test, svc);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	builds = lut->builds;
+	t0 = jiffies;
+	test_upd(svc, d[1], 2);
+	KUNIT_EXPECT_FALSE(test, list_empty(&ms->pending_node));
+	KUNIT_EXPECT_TRUE(test, time_after(READ_ONCE(ms->due),
+					   t0 + msecs_to_jiffies(100)));
+	lut = test_settle(test, svc);
+	KUNIT_ASSERT_NOT_NULL(test, lut);
+	KUNIT_EXPECT_EQ(test, lut->builds, builds + 1);
+	KUNIT_EXPECT_GE(test, jiffies - t0, msecs_to_jiffies(250));
+	/* Deleted while it waits: no build, no table, no reference left. */
+	test_upd(svc, d[1], 3);
+	KUNIT_EXPECT_FALSE(test, list_empty(&ms->pending_node));
+	test_del(svc, d[0]);
+	test_del(svc, d[1]);
+	test_done(svc);
+	test_quiesce(test, d, 2);
+}
+
+/*
  * A server over its upper threshold (IP_VS_DEST_F_OVERLOAD) takes no new
  * connection: a SYN, or a UDP datagram, is refused without flag-1 and goes
  * elsewhere with it.  A TCP packet without SYN that IPVS schedules
@@ -692,6 +769,8 @@ static struct kunit_case maglev_glue_cases[] = {
 	KUNIT_CASE(maglev_trash_reuse_test),
 	KUNIT_CASE(maglev_set_repair_test),
 	KUNIT_CASE(maglev_fallback_test),
+	KUNIT_CASE(maglev_switch_test),
+	KUNIT_CASE(maglev_holdoff_test),
 	KUNIT_CASE(maglev_overload_takeover_test),
 	KUNIT_CASE(maglev_client_hash_test),
 	{}

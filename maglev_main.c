@@ -647,9 +647,12 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	ms->builder = mn->builder;
 
 	mutex_lock(&ms->set_lock);
-	list_for_each_entry(dest, &svc->destinations, n_list)
+	list_for_each_entry(dest, &svc->destinations, n_list) {
 		if (maglev_set_add(ms, dest))
 			break;
+		if (!(ms->nr % MAGLEV_RESCHED_ENTRIES))
+			cond_resched();
+	}
 	mutex_unlock(&ms->set_lock);
 	if (ms->incomplete) {
 		ms->dead = true;

@@ -188,6 +188,34 @@ for t in "${tests[@]}"; do
 	break
 done
 
+# Test builds of the module, for the tests with a header line
+# "# module-build: NAME=VALUE ..." (27: MAGLEV_TEST_DELAY_MS=40, see
+# Kbuild): built W=1 with those make variables, into
+# /maglev/build/NN-name/ip_vs_maglev.ko, which that test's boot loads (and
+# the test reloads: MAGLEV_KO) instead of the plain build.
+declare -A test_ko=()
+for t in "${tests[@]}"; do
+	margs=$(sed -n 's/^# module-build: *//p' "$TOP/tests/guest/$t" | head -n 1)
+	[ -n "$margs" ] || continue
+	n=${t%.sh}
+	read -ra mvars <<<"$margs"
+	for v in "${mvars[@]}"; do
+		[[ $v =~ ^[A-Z][A-Z0-9_]*=[A-Za-z0-9_.-]*$ ]] ||
+			die "$t: module-build: '$v' is not NAME=VALUE"
+	done
+	stage_sources "$w/src-$n"
+	if stock_build "$kdir" "$w/src-$n" W=1 "${mvars[@]}" modules \
+		>"$w/build-$n.log" 2>&1 &&
+	   ! w1_warnings "$w/build-$n.log" "$w/src-$n"; then
+		mkdir -p "$w/root/maglev/build/$n"
+		cp "$w/src-$n/ip_vs_maglev.ko" "$w/root/maglev/build/$n/"
+		test_ko[$t]=/maglev/build/$n/ip_vs_maglev.ko
+	else
+		fail "$kname: build ip_vs_maglev.ko with $margs for $t, W=1 clean (see $w/build-$n.log)"
+		tail -n 30 "$w/build-$n.log"
+	fi
+done
+
 if [ -n "${KSTOCK:-}" ] &&
    ! stock_modules "$STOCK_ROOT" "$kver" "$w/root/maglev" "${STOCK_MODS[@]}"; then
 	fail "$kname: gather ${STOCK_MODS[*]} from Debian's $kver"
@@ -221,8 +249,13 @@ elif [ "$built" -eq 0 ]; then
 else
 	for t in "${tests[@]}"; do
 		tmo=$(guest_timeout "$TOP/tests/guest/$t")
-		labels+=("guest/${t%.sh}")
 		read -ra kargs <<<"$(guest_kargs "$TOP/tests/guest/$t")"
+		# Its test build failed (a FAIL above): not run with another.
+		if grep -q '^# module-build: ' "$TOP/tests/guest/$t"; then
+			[ -n "${test_ko[$t]:-}" ] || continue
+			kargs+=("maglev.ko=${test_ko[$t]}")
+		fi
+		labels+=("guest/${t%.sh}")
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
 			run_boot "guest/${t%.sh}" "maglev.job=test:$t" \
 			"maglev.timeout=$tmo" "maglev.stress=$STRESS_SECONDS" \

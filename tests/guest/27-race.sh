@@ -15,6 +15,9 @@
 #    new service's list);
 # c. a fwmark service (-f 27, servers named with port :0): a and b in
 #    turns.
+# A read that races a (or c's a) meets destinations twice or misses some;
+# one that races b reads on from the deleted service's list into the new
+# one's and may take its list head for a destination.
 # Checks: no build failed (no "maglev table build ... failed" line in the
 # kernel log since this test began; a failed build leaves the table
 # behind its service); while the batches run, /proc/net/ip_vs_maglev is
@@ -23,8 +26,10 @@
 # catches up (pending 0) and its digest and slot counts equal maglev-sim's
 # for the final servers. The harness fails it on any kernel report
 # (refcount, KASAN on the debug kernel). Rounds are bounded in number
-# (RACE_ROUNDS) and in time (RACE_SECONDS a case). Prints per round when
-# the batch went and what the kernel logged.
+# (RACE_ROUNDS, 8; 4 on the debug kernel, which runs b and c only) and in
+# time (RACE_SECONDS a case); RACE_CASES picks cases. Prints per round
+# when the batch went and what the kernel logged (most kinds of kernel
+# report are printed once a boot: a later round's may go unseen).
 # guest-timeout: 300
 # debug-kernel: yes
 # module-build: MAGLEV_TEST_DELAY_MS=40
@@ -36,11 +41,17 @@ DELAY_MS=$(sed -n 's/^# module-build:.*MAGLEV_TEST_DELAY_MS=\([0-9][0-9]*\).*/\1
 N=${RACE_N:-30}
 ROUNDS=${RACE_ROUNDS:-8}
 CASE_SECONDS=${RACE_SECONDS:-60}
-# The debug kernel (KASAN, kmemleak) runs everything else 5 to 10 times
-# slower; the read of the list takes as long as on the default kernel.
+# RACE_CASES: the cases to run (GUEST_ENV="RACE_CASES=b" for one).
+CASES=${RACE_CASES:-a b c}
+# The debug kernel (KASAN, kmemleak) runs everything but the delays 5 to
+# 10 times slower: from the weight change to the batch its process starts
+# take 1.5 s, more than the read of the list (1.2 s), so a's batch never
+# meets the read it aims at (no failure in 8 rounds there). It runs b
+# and c, four rounds each.
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	ROUNDS=${RACE_ROUNDS:-4}
 	CASE_SECONDS=${RACE_SECONDS:-240}
+	CASES=${RACE_CASES:-b c}
 fi
 SIZE=1021
 V=10.0.0.1
@@ -57,6 +68,14 @@ failed_lines() {
 	dmesg | sed -n "/$MARKER/,\$p" | grep 'maglev table build .*failed'
 }
 failed_count() { failed_lines | wc -l; }
+# reports: the first lines of the kernel's reports since this test began
+# (the harness fails the boot on them; here they are told per case and
+# round).
+reports() {
+	dmesg | sed -n "/$MARKER/,\$p" |
+		grep -E 'WARNING:|BUG:|Oops|KASAN|UBSAN|refcount_t:|general protection|list_(add|del) corruption'
+}
+reports_count() { reports | wc -l; }
 
 echo "$MARKER" >/dev/kmsg
 if ! dmesg | grep -q "$MARKER"; then
@@ -180,19 +199,26 @@ race_case() {
 	wait_caught_up || return
 	# The test build reads the list slowly: a build of the N servers,
 	# started by a weight change past the hold-off, takes at least
-	# N * DELAY_MS ms until it is published.
+	# N * DELAY_MS ms until it is published. _o: the ms from the
+	# change to the next command (process starts: far more on the debug
+	# kernel), left out of the read's time when a round aims its batch.
 	sleep 1.1
 	W1=2
 	_t0=$(now_ms)
 	run ipvsadm -e $_svc -r 10.1.0.1:$_port -m -w $W1
+	sleep_ms 0
+	_o=$(($(now_ms) - _t0))
 	wait_caught_up
 	_b=$(($(now_ms) - _t0))
 	if [ $((_b * 10)) -lt $((WALK_MS * 9)) ]; then
 		fail "$_name: a build of $N servers took $_b ms, not the ${WALK_MS} ms or more of the test build's delays (is this the MAGLEV_TEST_DELAY_MS=$DELAY_MS build?)"
 		return
 	fi
-	pass "$_name: a build of $N servers takes $_b ms (the test build's ${DELAY_MS} ms a server)"
+	pass "$_name: a build of $N servers takes $_b ms (the test build's ${DELAY_MS} ms a server; $_o ms to the next command)"
+	_span=$((WALK_MS - _o - 2 * DELAY_MS))
+	[ $_span -ge $DELAY_MS ] || _span=$DELAY_MS
 	_f0=$(failed_count)
+	_k0=$(reports_count)
 	_bad=0
 	_r=1
 	_end=$(($(now_ms) + CASE_SECONDS * 1000))
@@ -206,17 +232,20 @@ race_case() {
 		W1=$((3 - W1))
 		batch "$_kind" "$_svc" "$_port" >"$T/batch"
 		_fb=$(failed_count)
-		_x=$((DELAY_MS + RANDOM % (WALK_MS - 2 * DELAY_MS)))
+		_kb=$(reports_count)
+		# A random point of the read, after the change's own commands.
+		_x=$((RANDOM % _span))
+		echo "guest test 27: $_name round $_r ($_kind), batch in $_x ms" >/dev/kmsg
 		_t0=$(now_ms)
 		run ipvsadm -e $_svc -r 10.1.0.1:$_port -m -w $W1
 		sleep_ms $_x
-		_t1=$(now_ms)
 		run ipvsadm -R <"$T/batch"
 		_t2=$(now_ms)
 		wait_caught_up || break
 		_fr=$(($(failed_count) - _fb))
+		_kr=$(($(reports_count) - _kb))
 		[ "$_fr" -eq 0 ] || _bad=$((_bad + 1))
-		info "$_name round $_r ($_kind): batch of $(wc -l <"$T/batch") lines sent $((_t1 - _t0)) ms into the build's read of ${WALK_MS} ms, took $((_t2 - _t1)) ms; caught up $(($(now_ms) - _t2)) ms after; failed builds logged: $_fr"
+		info "$_name round $_r ($_kind): weight change, ${_x} ms sleep, batch of $(wc -l <"$T/batch") lines: $((_t2 - _t0)) ms (the read takes ${WALK_MS} ms); caught up $(($(now_ms) - _t2)) ms after; failed builds logged: $_fr, kernel report lines: $_kr"
 		_r=$((_r + 1))
 	done
 	_r=$((_r - 1))
@@ -227,6 +256,13 @@ race_case() {
 		fail "$_name: $_fn builds failed, in $_bad of $_r rounds"
 		failed_lines | tail -n "$_fn" | head -n 5
 	fi
+	_kn=$(($(reports_count) - _k0))
+	if [ "$_kn" -eq 0 ]; then
+		pass "$_name: no kernel report in $_r rounds"
+	else
+		fail "$_name: $_kn lines of kernel reports in $_r rounds (most kinds are reported once a boot)"
+		reports | tail -n "$_kn" | head -n 5
+	fi
 	check "$_name: $_r rounds ran (of $ROUNDS, in ${CASE_SECONDS}s)" [ "$_r" -ge 2 ]
 	sim_nodes "$_port" >"$T/sim.$_name"
 	expect_eq "$_name: caught up after the rounds" "$(svc_field "$_s" pending)" 0
@@ -235,14 +271,23 @@ race_case() {
 	run ipvsadm -D $_svc
 }
 
-race_case a "-t $V:80" 80 "TCP $V:80" dests
-race_case b "-t $V:80" 80 "TCP $V:80" service
-race_case c "-f $MARK" 0 "FWM $MARK" "dests service"
+for c in $CASES; do
+	case $c in
+	a) race_case a "-t $V:80" 80 "TCP $V:80" dests ;;
+	b) race_case b "-t $V:80" 80 "TCP $V:80" service ;;
+	c) race_case c "-f $MARK" 0 "FWM $MARK" "dests service" ;;
+	*) fail "RACE_CASES: no case '$c'" ;;
+	esac
+done
 
 : >"$T/poll.stop"
 wait $poller
 for s in "TCP $V:80" "FWM $MARK"; do
 	recs=$(grep -c "^REC $s " "$T/poll.out")
+	case $s:$CASES in
+	TCP*:*[ab]*|FWM*:*c*) ;;
+	*) continue ;;
+	esac
 	tables=$(grep "^REC $s " "$T/poll.out" | awk '{ print $5 }' | sort -u | wc -l)
 	bad=$(grep -c "^BAD $s " "$T/poll.out")
 	if [ "$bad" -eq 0 ] && [ "$recs" -gt 0 ]; then

@@ -291,7 +291,7 @@ for s in "TCP $V:80" "FWM $MARK"; do
 	tables=$(grep "^REC $s " "$T/poll.out" | awk '{ print $5 }' | sort -u | wc -l)
 	bad=$(grep -c "^BAD $s " "$T/poll.out")
 	if [ "$bad" -eq 0 ] && [ "$recs" -gt 0 ]; then
-		pass "$s: $recs readings of /proc ($tables distinct tables) name only its own servers, each once"
+		pass "$s: $recs readings of /proc ($tables distinct digests) name only its own servers, each once"
 	else
 		fail "$s: $bad of $recs readings of /proc name other servers or one twice"
 		grep "^BAD $s " "$T/poll.out" | sort | uniq -c | head -n 5

@@ -176,11 +176,16 @@ static const struct maglev_lut *test_settle(struct kunit *test,
 	return NULL;
 }
 
-/* Every replaced table freed: the destinations hold only the test's. */
+/*
+ * Every replaced table freed: the destinations hold only the test's.  As
+ * at module unload: the builds still running (a dead service's last put
+ * retires its table), their tables' grace periods, then their frees.
+ */
 static void test_quiesce(struct kunit *test, struct ip_vs_dest **d, u32 n)
 {
 	u32 i;
 
+	flush_workqueue(maglev_wq);
 	rcu_barrier();
 	flush_workqueue(maglev_wq);
 	for (i = 0; i < n; i++)

@@ -463,8 +463,8 @@ static void maglev_svc_name(char *buf, size_t len,
 		n = scnprintf(buf, len, "%s ", proto);
 	else
 		n = scnprintf(buf, len, "P%u ", svc->protocol);
-	n += maglev_format_name(buf + n, len - n, &svc->addr,
-				svc->af == AF_INET6 ? 16 : 4, ntohs(svc->port));
+	maglev_format_name(buf + n, len - n, &svc->addr,
+			   svc->af == AF_INET6 ? 16 : 4, ntohs(svc->port));
 }
 
 /*

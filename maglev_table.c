@@ -27,6 +27,22 @@ static void maglev_set_why(const char **why, const char *reason)
 		*why = reason;
 }
 
+/*
+ * Reschedule points: every MAGLEV_RESCHED_STEPS slots of a pass over the
+ * table, every MAGLEV_RESCHED_BACKENDS backends of a loop over them.
+ */
+static inline void maglev_pass_resched(u32 slot)
+{
+	if (!(slot % MAGLEV_RESCHED_STEPS))
+		cond_resched();
+}
+
+static inline void maglev_backend_resched(u32 i)
+{
+	if (!(i % MAGLEV_RESCHED_BACKENDS))
+		cond_resched();
+}
+
 /**
  * maglev_is_prime() - primality test for table sizes
  * @n: number to test
@@ -378,18 +394,6 @@ int maglev_backend_cmp(const void *pa, const void *pb)
 	return maglev_name_cmp(a->name, a->name_len, b->name, b->name_len);
 }
 
-/**
- * maglev_sort_backends() - sort backends into name order
- * @b: the backends, with their @priv
- * @n: their number
- *
- * The order maglev_build() requires; each build sorts once.
- */
-void maglev_sort_backends(struct maglev_backend *b, u32 n)
-{
-	sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
-}
-
 /*
  * Turns per round from the weights (docs/specification.md, "Turns").  With
  * @drain set, a draining backend counts with its drain_weight.
@@ -403,6 +407,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	for (i = 0; i < n; i++) {
 		u32 w = b[i].weight;
 
+		maglev_backend_resched(i);
 		if (!w && drain)
 			w = b[i].drain_weight;
 		b[i].turns = w;
@@ -414,6 +419,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	if (!pos)
 		return;
 	for (i = 0; i < n; i++) {
+		maglev_backend_resched(i);
 		b[i].turns /= g;
 		total += b[i].turns;
 	}
@@ -427,6 +433,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	for (i = 0; i < n; i++) {
 		u64 t;
 
+		maglev_backend_resched(i);
 		if (!b[i].turns)
 			continue;
 		t = div64_u64((u64)b[i].turns * (size - min(size, pos)),
@@ -469,6 +476,7 @@ VISIBLE_IF_KUNIT int maglev_prepare(struct maglev_backend *b, u32 n,
 	for (i = 0; i < n; i++) {
 		u32 h;
 
+		maglev_backend_resched(i);
 		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX) {
 			maglev_set_why(why, "backend name must be 1 to 64 bytes");
 			return -EINVAL;
@@ -552,25 +560,13 @@ static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 	return e;
 }
 
-/* Count @steps of work down from MAGLEV_RESCHED_STEPS; reschedule at 0. */
-static inline void maglev_spend(u32 *budget, u32 steps)
-{
-	maglev_test_steps(steps);
-	if (unlikely(*budget <= steps)) {
-		maglev_cond_resched();
-		*budget = MAGLEV_RESCHED_STEPS;
-	} else {
-		*budget -= steps;
-	}
-}
 
-static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
-				u32 *budget)
+static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty)
 {
 	u32 s, k = 0;
 
 	for (s = 0; s < size; s++) {
-		maglev_spend(budget, 1);
+		maglev_pass_resched(s);
 		if (!maglev_test_bit(bm, s))
 			empty[k++] = s;
 	}
@@ -578,32 +574,23 @@ static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
 }
 
 /*
- * Walk a backend's preference sequence to its first empty slot.  The
- * budget is checked against a count kept in a register, one compare a
- * probe; a walk that uses it up reschedules in the middle.
+ * Walk a backend's preference sequence to its first empty slot, with a
+ * reschedule point every MAGLEV_RESCHED_STEPS probes of the fill.
  */
 static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
-			      u32 size, u64 *probes, u32 *budget)
+			      u32 size, u64 *probes)
 {
-	u32 pos = c->pos, p = 1, left = *budget;
+	u32 pos = c->pos;
 
-	while (maglev_test_bit(bm, pos)) {
+	for (;;) {
+		if (unlikely(!(++*probes % MAGLEV_RESCHED_STEPS)))
+			cond_resched();
+		if (!maglev_test_bit(bm, pos))
+			return pos;
 		pos += c->skip;
 		if (pos >= size)
 			pos -= size;
-		if (unlikely(p == left)) {
-			*probes += p;
-			maglev_test_steps(p);
-			maglev_cond_resched();
-			left = MAGLEV_RESCHED_STEPS;
-			p = 0;
-		}
-		p++;
 	}
-	*probes += p;
-	*budget = left;
-	maglev_spend(budget, p);
-	return pos;
 }
 
 /**
@@ -633,13 +620,14 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 	u64 *bm = (u64 *)((u8 *)work + maglev_slots_bytes(size));
 	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
-	u32 budget = MAGLEV_RESCHED_STEPS, left = size, nr_empty = 0, i, k;
+	u32 left = size, nr_empty = 0, i, k;
 	bool any = false, tail = false;
 	u64 probes = 0;
 
-	maglev_cond_resched();
+	cond_resched();
 	memset(bm, 0, maglev_bitmap_bytes(size));
 	for (i = 0; i < n; i++) {
+		maglev_backend_resched(i);
 		cur[i].pos = b[i].offset;
 		cur[i].skip = b[i].skip;
 		cur[i].inv = 0;
@@ -660,11 +648,9 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 				u32 pos;
 
 				if (likely(!tail)) {
-					pos = maglev_walk(bm, c, size, &probes,
-							  &budget);
+					pos = maglev_walk(bm, c, size, &probes);
 				} else {
 					probes += nr_empty;
-					maglev_spend(&budget, nr_empty);
 					pos = maglev_fill_tail(c, empty,
 							       &nr_empty, size);
 				}
@@ -678,8 +664,7 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 				if (unlikely(left == MAGLEV_TAIL_SLOTS)) {
 					tail = true;
 					nr_empty = maglev_collect_empty(bm, size,
-									empty,
-									&budget);
+									empty);
 				}
 			}
 		}
@@ -690,7 +675,7 @@ done:
 		st->fills++;
 	}
 out:
-	maglev_cond_resched();
+	cond_resched();
 	return size - left;
 }
 
@@ -754,8 +739,7 @@ static void maglev_pack_end(struct maglev_packer *pk,
  * digest group, and the last, partial group one slot at a time.
  */
 static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
-			  struct maglev_backend *b, u32 n, u32 filled,
-			  u32 *budget)
+			  struct maglev_backend *b, u32 n, u32 filled)
 {
 	u32 width = maglev_pack_header(t, size, n, filled);
 	struct maglev_packer pk = { .p = t->byte };
@@ -763,13 +747,15 @@ static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 	u64 d = maglev_mix64(DIGEST_TAG ^ size);
 
 	d = maglev_mix64(d ^ n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		maglev_backend_resched(i);
 		d = maglev_hash(b[i].name, b[i].name_len, d);
+	}
 	for (s = 0; s + 4 <= size; s += 4) {
 		u32 v0 = slot[s], v1 = slot[s + 1], v2 = slot[s + 2];
 		u32 v3 = slot[s + 3];
 
-		maglev_spend(budget, 4);
+		maglev_pass_resched(s);
 		d = maglev_mix64(d ^ ((u64)v0 | (u64)v1 << 16 | (u64)v2 << 32 |
 				      (u64)v3 << 48));
 		if (!filled)
@@ -831,7 +817,7 @@ static bool maglev_is_draining(const struct maglev_backend *b)
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why)
 {
-	u32 budget = MAGLEV_RESCHED_STEPS, filled, i, s;
+	u32 filled, i, s;
 	u16 *slot = work;
 	bool drain = false;
 	int err;
@@ -852,7 +838,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 * MAGLEV_NONE: then all of them were draining ones.  The
 		 * last pass counts the slots again.
 		 */
-		maglev_finish(t, slot, size, b, n, filled, &budget);
+		maglev_finish(t, slot, size, b, n, filled);
 		for (i = 0; i < n; i++)
 			b[i].slots = 0;
 		maglev_compute_turns(b, n, size, false);
@@ -860,15 +846,15 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		for (s = 0; s < size; s++) {
 			u32 o = maglev_table_get(t, s);
 
-			maglev_spend(&budget, 1);
+			maglev_pass_resched(s);
 			if (!maglev_is_draining(&b[o]))
 				slot[s] = (u16)o;
 		}
 		maglev_compute_turns(b, n, size, true);
 	}
 
-	maglev_finish(t, slot, size, b, n, filled, &budget);
-	maglev_cond_resched();
+	maglev_finish(t, slot, size, b, n, filled);
+	cond_resched();
 	return 0;
 }
 
@@ -911,7 +897,7 @@ u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_table *new,
 		 const struct maglev_backend *nb, u32 nn, void *work)
 {
-	u32 budget = MAGLEV_RESCHED_STEPS, i, j = 0, s, churn = 0;
+	u32 i, j = 0, s, churn = 0;
 	u16 *map = work;
 
 	if (!old)
@@ -924,16 +910,17 @@ u32 maglev_churn(const struct maglev_table *old,
 	for (i = 0; i < on; i++) {
 		int r = 1;
 
+		maglev_backend_resched(i);
 		while (j < nn && (r = maglev_backend_cmp(&nb[j], &ob[i])) < 0)
 			j++;
 		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
 	}
 	for (s = 0; s < new->size; s++) {
-		maglev_spend(&budget, 1);
+		maglev_pass_resched(s);
 		/* An owner that is gone differs from any new owner. */
 		churn += map[maglev_table_get(old, s)] !=
 			 maglev_table_get(new, s);
 	}
-	maglev_cond_resched();
+	cond_resched();
 	return churn;
 }

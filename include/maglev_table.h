@@ -21,41 +21,15 @@
 #define MAGLEV_NONE		0xffffU
 /*
  * Work between two reschedule points, in probes of a fill or slots of a
- * pass over the table (about 0.2 ms), and the empty slots left when the
- * fill stops walking (docs/specification.md, "How maglev_table.c
- * implements it").
+ * pass over the table, or in backends (each about 0.2 ms); and the empty
+ * slots left when the fill stops walking (docs/specification.md, "How
+ * maglev_table.c implements it").
  */
-#define MAGLEV_RESCHED_STEPS	65536U
+#define MAGLEV_RESCHED_STEPS	16384U
+#define MAGLEV_RESCHED_BACKENDS	4096U
 #define MAGLEV_TAIL_SLOTS	128U
 /* Longest name maglev_format_name() writes, without the NUL. */
 #define MAGLEV_ADDR_NAME_MAX	47
-
-/*
- * The algorithm reports its work, @steps probes or slots at a time, and
- * each reschedule point; a test build (the KUnit suite, or a host test
- * built with -DMAGLEV_RESCHED_TEST) defines these to measure the stretches
- * between them.
- */
-#if defined(MAGLEV_KUNIT) || defined(MAGLEV_RESCHED_TEST)
-void maglev_test_steps(u32 steps);
-void maglev_test_resched(void);
-#else
-static inline void maglev_test_steps(u32 steps)
-{
-	(void)steps;
-}
-
-static inline void maglev_test_resched(void)
-{
-}
-#endif
-
-/* Long fills (M up to 5000011) give the CPU up now and then. */
-static inline void maglev_cond_resched(void)
-{
-	cond_resched();
-	maglev_test_resched();
-}
 
 /**
  * struct maglev_backend - one backend (real server) of a table build
@@ -66,7 +40,7 @@ static inline void maglev_cond_resched(void)
  *	with weight 0)
  * @drain_weight: 0..MAGLEV_WEIGHT_MAX; with @weight 0, the weight whose
  *	slots the backend hands over to the others (draining); 0 for none
- * @priv: caller's cookie, carried along by maglev_sort_backends()
+ * @priv: caller's cookie
  * @offset: start of the preference sequence (output of maglev_build(),
  *	input of maglev_fill())
  * @skip: stride of the preference sequence, 1..M-1 (as @offset)
@@ -135,7 +109,6 @@ int maglev_format_name(char *buf, size_t len, const void *addr,
 
 int maglev_name_cmp(const char *a, u32 alen, const char *b, u32 blen);
 int maglev_backend_cmp(const void *a, const void *b);
-void maglev_sort_backends(struct maglev_backend *b, u32 n);
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why);
 u32 maglev_churn(const struct maglev_table *old,
@@ -156,21 +129,6 @@ u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
 /* Bytes of a hash key, and the message its fingerprint is computed over. */
 #define MAGLEV_KEY_BYTES	16
 #define MAGLEV_KEY_FP_MSG	"ip_vs_maglev fingerprint"
-
-/**
- * maglev_key_hash() - the client key hash of a byte string
- * @data: key bytes
- * @len: number of bytes
- * @key: the hash key (maglev_hkey_from_bytes())
- *
- * Return: hsiphash() of @data under @key; maglev_hash_ip4() and its
- * siblings give the same for their keys without a buffer.
- */
-static inline u32 maglev_key_hash(const void *data, size_t len,
-				  const hsiphash_key_t *key)
-{
-	return hsiphash(data, len, key);
-}
 
 /**
  * maglev_hash_ip4() - client hash of an IPv4 address

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * siphash_test.c - host tests of tools/siphash.c (the userspace siphash()
- * behind the key fingerprint and hsiphash() behind maglev_key_hash(), in
+ * behind the key fingerprint and the client hash hsiphash(), in
  * both its forms) and of the key helpers of maglev_table.h: the reference
  * and the kernel's test vectors, the scheduler's client keys, the key
  * fingerprint and the fallback rehash.
@@ -150,8 +150,6 @@ static void hsip_vectors(bool half)
 		h = hsiphash(msg, len, &key);
 		check(h == want[len], "len %u: %08x, want %08x", len, h,
 		      want[len]);
-		check(maglev_key_hash(msg, len, &key) == h,
-		      "len %u: maglev_key_hash is not hsiphash", len);
 		free(msg);
 	}
 	for (off = 1; off < 8; off++) {
@@ -182,7 +180,7 @@ static void test_hsip32_vectors(void)
 
 /*
  * The scheduler's client keys: maglev_hash_ip4() and its siblings give
- * maglev_key_hash() of the byte strings of the specification, in both
+ * hsiphash() of the byte strings of the specification, in both
  * forms, and the values of tests/sim/model.py's hsiphash(), written from
  * the specification (key 00 01 .. 0f and the zero key):
  *   python3 -c 'import model; k = bytes(range(16));
@@ -223,10 +221,10 @@ static void test_client_keys(void)
 		h[1] = maglev_hash_ip4_port(a4, port, &key);
 		h[2] = maglev_hash_ip6(a6, &key);
 		h[3] = maglev_hash_ip6_port(a6, port, &key);
-		check(h[0] == maglev_key_hash(a4, 4, &key), "IPv4 %u", i);
-		check(h[1] == maglev_key_hash(p4, 8, &key), "IPv4+port %u", i);
-		check(h[2] == maglev_key_hash(a6, 16, &key), "IPv6 %u", i);
-		check(h[3] == maglev_key_hash(p6, 20, &key), "IPv6+port %u", i);
+		check(h[0] == hsiphash(a4, 4, &key), "IPv4 %u", i);
+		check(h[1] == hsiphash(p4, 8, &key), "IPv4+port %u", i);
+		check(h[2] == hsiphash(a6, 16, &key), "IPv6 %u", i);
+		check(h[3] == hsiphash(p6, 20, &key), "IPv6+port %u", i);
 		for (j = 0; j < 4; j++)
 			check(h[j] == v[i].want[j],
 			      "case %u key kind %u: %08x, want %08x", i, j,

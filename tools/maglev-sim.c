@@ -75,7 +75,7 @@ static const char sim_help[] =
 "                            the size)\n"
 "  OWNER <slot>              owner of a slot, 0..M-1\n"
 "  LOOKUP <key>              owner of a text key: hsiphash of its bytes\n"
-"                            under KEY (maglev_key_hash())\n"
+"                            under KEY (hsiphash())\n"
 "  LOOKUP_ADDR <addr>        owner of an address, hashed as the scheduler\n"
 "                            does: the 4- or 16-byte address in network\n"
 "                            order, then, only if one is given, the 2-byte\n"
@@ -523,7 +523,7 @@ static int cmd_lookup(struct sim *s, int argc, char **argv)
 	u32 h;
 
 	(void)argc;
-	h = maglev_key_hash(argv[1], strlen(argv[1]), &s->hkey);
+	h = hsiphash(argv[1], strlen(argv[1]), &s->hkey);
 	print_owner(s, maglev_lookup(s->cur, h));
 	return 0;
 }
@@ -758,7 +758,7 @@ static int sim_ring_to_maglev(struct sim *s)
 			node[k].drain_weight = s->node[idx].drain_weight;
 		k++;
 	}
-	maglev_sort_backends(node, k);
+	sort(node, k, sizeof(*node), maglev_backend_cmp, NULL);
 	if (sim_commit(s, node, k))
 		return -1;
 	sim_ring_free(s);

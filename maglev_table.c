@@ -27,22 +27,6 @@ static void maglev_set_why(const char **why, const char *reason)
 		*why = reason;
 }
 
-/*
- * Reschedule points: every MAGLEV_RESCHED_STEPS slots of a pass over the
- * table, every MAGLEV_RESCHED_BACKENDS backends of a loop over them.
- */
-static inline void maglev_pass_resched(u32 slot)
-{
-	if (!(slot % MAGLEV_RESCHED_STEPS))
-		cond_resched();
-}
-
-static inline void maglev_backend_resched(u32 i)
-{
-	if (!(i % MAGLEV_RESCHED_BACKENDS))
-		cond_resched();
-}
-
 /**
  * maglev_is_prime() - primality test for table sizes
  * @n: number to test
@@ -92,9 +76,6 @@ int maglev_check_size(u32 size, const char **why)
  * maglev_fit_size() - table size for a number of backends
  * @size: configured table size M
  * @nr_backends: number of backends N, weight 0 included
- *
- * Callers pass the size they are about to allocate and build through this;
- * maglev_build() refuses N > M.
  *
  * Return: @size if @nr_backends <= @size (or @nr_backends is above
  * %MAGLEV_MAX_BACKENDS, which maglev_build() refuses anyway); otherwise the
@@ -241,33 +222,9 @@ u32 maglev_rehash(u32 hash, u32 i)
 	return x;
 }
 
-/* Append @v in decimal (@hex false) or lower-case hex, no leading zeros. */
-static char *maglev_put_num(char *p, u32 v, bool hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	u32 base = hex ? 16 : 10;
-	char tmp[10];
-	int n = 0;
-
-	do {
-		tmp[n++] = digits[v % base];
-		v /= base;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 static char *maglev_put_ipv4(char *p, const u8 *a)
 {
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		if (i)
-			*p++ = '.';
-		p = maglev_put_num(p, a[i], false);
-	}
-	return p;
+	return p + sprintf(p, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
 }
 
 /* RFC 5952 text of an IPv6 address, exactly as glibc's inet_ntop(). */
@@ -308,7 +265,7 @@ static char *maglev_put_ipv6(char *p, const u8 *a)
 		if (i == 6 && best == 0 &&
 		    (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
 			return maglev_put_ipv4(p, a + 12);
-		p = maglev_put_num(p, w[i], true);
+		p += sprintf(p, "%x", w[i]);
 	}
 	if (best >= 0 && best + best_len == 8)
 		*p++ = ':';
@@ -335,29 +292,20 @@ static char *maglev_put_ipv6(char *p, const u8 *a)
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port)
 {
-	char tmp[MAGLEV_ADDR_NAME_MAX + 1], *p = tmp;
+	char ip[MAGLEV_ADDR_NAME_MAX];
+	int n = -EINVAL;
 
-	if (addr_len == 4) {
-		p = maglev_put_ipv4(p, addr);
-	} else if (addr_len == 16) {
-		*p++ = '[';
-		p = maglev_put_ipv6(p, addr);
-		*p++ = ']';
-	} else {
-		if (len)
-			buf[0] = '\0';
-		return -EINVAL;
+	if (addr_len == 4 || addr_len == 16) {
+		*(addr_len == 4 ? maglev_put_ipv4(ip, addr) :
+				  maglev_put_ipv6(ip, addr)) = '\0';
+		n = snprintf(buf, len, addr_len == 4 ? "%s:%u" : "[%s]:%u",
+			     ip, port);
+		if ((size_t)n >= len)
+			n = -ENOSPC;
 	}
-	*p++ = ':';
-	p = maglev_put_num(p, port, false);
-	if ((size_t)(p - tmp) >= len) {
-		if (len)
-			buf[0] = '\0';
-		return -ENOSPC;
-	}
-	memcpy(buf, tmp, p - tmp);
-	buf[p - tmp] = '\0';
-	return (int)(p - tmp);
+	if (n < 0 && len)
+		buf[0] = '\0';
+	return n;
 }
 
 /**
@@ -407,7 +355,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	for (i = 0; i < n; i++) {
 		u32 w = b[i].weight;
 
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		if (!w && drain)
 			w = b[i].drain_weight;
 		b[i].turns = w;
@@ -419,7 +367,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	if (!pos)
 		return;
 	for (i = 0; i < n; i++) {
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		b[i].turns /= g;
 		total += b[i].turns;
 	}
@@ -433,7 +381,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	for (i = 0; i < n; i++) {
 		u64 t;
 
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		if (!b[i].turns)
 			continue;
 		t = div64_u64((u64)b[i].turns * (size - min(size, pos)),
@@ -444,7 +392,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 
 /**
  * maglev_prepare() - validate backends, derive offset, skip and turns
- * @b: backends in name order (maglev_sort_backends())
+ * @b: backends in name order (maglev_backend_cmp())
  * @n: number of backends
  * @size: table size M
  * @why: if not NULL, set to a reason on error
@@ -476,7 +424,7 @@ VISIBLE_IF_KUNIT int maglev_prepare(struct maglev_backend *b, u32 n,
 	for (i = 0; i < n; i++) {
 		u32 h;
 
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX) {
 			maglev_set_why(why, "backend name must be 1 to 64 bytes");
 			return -EINVAL;
@@ -512,24 +460,17 @@ static inline void maglev_set_bit(u64 *bm, u32 bit)
 	bm[bit / 64] |= 1ULL << (bit % 64);
 }
 
-/* skip^-1 mod size, for a prime size and 0 < skip < size. */
+/* skip^-1 mod size, for a prime size and 0 < skip < size: skip^(size-2). */
 static u32 maglev_inverse_mod(u32 skip, u32 size)
 {
-	s64 t = 0, nt = 1;
-	u32 r = size, nr = skip;
+	u32 e = size - 2, r = 1, x = skip;
 
-	while (nr) {
-		u32 q = r / nr, tmp = r - q * nr;
-		s64 tt = t - (s64)q * nt;
-
-		t = nt;
-		nt = tt;
-		r = nr;
-		nr = tmp;
+	for (; e; e >>= 1) {
+		if (e & 1)
+			div_u64_rem((u64)r * x, size, &r);
+		div_u64_rem((u64)x * x, size, &x);
 	}
-	if (t < 0)
-		t += size;
-	return (u32)t;
+	return r;
 }
 
 /*
@@ -560,13 +501,12 @@ static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 	return e;
 }
 
-
 static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty)
 {
 	u32 s, k = 0;
 
 	for (s = 0; s < size; s++) {
-		maglev_pass_resched(s);
+		maglev_resched(s, MAGLEV_RESCHED_STEPS);
 		if (!maglev_test_bit(bm, s))
 			empty[k++] = s;
 	}
@@ -608,9 +548,7 @@ static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
  * shortcut for the last empty slots; the result is identical to the plain
  * fill.  With no turns at all the table is empty.
  *
- * Context: in the kernel, calls cond_resched() when it starts, every
- * %MAGLEV_RESCHED_STEPS probes and before it returns, so the caller must be
- * able to sleep.
+ * Context: in the kernel, may sleep (cond_resched()).
  * Return: the number of slots filled: @size, or 0 for an empty table.
  */
 VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
@@ -627,7 +565,7 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 	cond_resched();
 	memset(bm, 0, maglev_bitmap_bytes(size));
 	for (i = 0; i < n; i++) {
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		cur[i].pos = b[i].offset;
 		cur[i].skip = b[i].skip;
 		cur[i].inv = 0;
@@ -748,14 +686,14 @@ static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 
 	d = maglev_mix64(d ^ n);
 	for (i = 0; i < n; i++) {
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		d = maglev_hash(b[i].name, b[i].name_len, d);
 	}
 	for (s = 0; s + 4 <= size; s += 4) {
 		u32 v0 = slot[s], v1 = slot[s + 1], v2 = slot[s + 2];
 		u32 v3 = slot[s + 3];
 
-		maglev_pass_resched(s);
+		maglev_resched(s, MAGLEV_RESCHED_STEPS);
 		d = maglev_mix64(d ^ ((u64)v0 | (u64)v1 << 16 | (u64)v2 << 32 |
 				      (u64)v3 << 48));
 		if (!filled)
@@ -799,7 +737,7 @@ static bool maglev_is_draining(const struct maglev_backend *b)
  * maglev_build() - build a complete table from a set of backends
  * @t: table to build, maglev_table_bytes(@size, @n) bytes
  * @size: table size M
- * @b: backends in name order (maglev_sort_backends()); their offset, skip,
+ * @b: backends in name order (maglev_backend_cmp()); their offset, skip,
  *	turns and slots are set
  * @n: number of backends, 0 for an empty table
  * @work: scratch area of maglev_work_bytes(@size, @n) bytes
@@ -846,7 +784,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		for (s = 0; s < size; s++) {
 			u32 o = maglev_table_get(t, s);
 
-			maglev_pass_resched(s);
+			maglev_resched(s, MAGLEV_RESCHED_STEPS);
 			if (!maglev_is_draining(&b[o]))
 				slot[s] = (u16)o;
 		}
@@ -880,14 +818,12 @@ size_t maglev_churn_bytes(u32 on)
  * @new: new table
  * @nb: its backends in name order
  * @nn: number of @nb
- * @work: scratch area of at least maglev_churn_bytes(@on) bytes (which
- *	maglev_work_bytes(@new->size, @on) bytes also are)
+ * @work: scratch area of at least maglev_churn_bytes(@on) bytes
  *
- * Owners are compared by name, not by index, and "none" is an owner of
- * its own: a slot that gains or loses its owner counts, so a change to an
- * empty table (the last backend removed) counts all M slots.  Without a
- * previous table every owned slot of @new counts; with a different table
- * size every slot of @new counts, unless both tables are empty.
+ * Owners are compared by name, and "none" is an owner of its own: a
+ * change to an empty table counts all M slots.  Without a previous table
+ * every owned slot of @new counts; with another table size every slot of
+ * @new counts, unless both tables are empty.
  *
  * Context: in the kernel, may sleep (cond_resched()).
  * Return: number of slots whose owner changed.
@@ -910,13 +846,13 @@ u32 maglev_churn(const struct maglev_table *old,
 	for (i = 0; i < on; i++) {
 		int r = 1;
 
-		maglev_backend_resched(i);
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		while (j < nn && (r = maglev_backend_cmp(&nb[j], &ob[i])) < 0)
 			j++;
 		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
 	}
 	for (s = 0; s < new->size; s++) {
-		maglev_pass_resched(s);
+		maglev_resched(s, MAGLEV_RESCHED_STEPS);
 		/* An owner that is gone differs from any new owner. */
 		churn += map[maglev_table_get(old, s)] !=
 			 maglev_table_get(new, s);

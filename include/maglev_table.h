@@ -31,6 +31,13 @@
 /* Longest name maglev_format_name() writes, without the NUL. */
 #define MAGLEV_ADDR_NAME_MAX	47
 
+/* A reschedule point every @every steps of a loop. */
+static inline void maglev_resched(u32 i, u32 every)
+{
+	if (!(i % every))
+		cond_resched();
+}
+
 /**
  * struct maglev_backend - one backend (real server) of a table build
  * @name: backend name, not NUL-terminated; "A.B.C.D:port" or "[IPv6]:port"
@@ -204,27 +211,20 @@ static inline u32 maglev_hash_ip6_port(const void *addr, __be16 port,
 
 /**
  * maglev_key_fingerprint() - a short public fingerprint of a hash key
- * @key: the whole 128-bit hash key (maglev_key_from_bytes())
+ * @b: the key's %MAGLEV_KEY_BYTES bytes, as written in hex
  *
- * Return: the upper 32 bits of SipHash-2-4 of %MAGLEV_KEY_FP_MSG under
- * @key; it tells keys apart without revealing them.
+ * Return: the upper 32 bits of SipHash-2-4 of %MAGLEV_KEY_FP_MSG under the
+ * key whose k0 and k1 are the bytes read little-endian; it tells keys
+ * apart without revealing them.
  */
-static inline u32 maglev_key_fingerprint(const siphash_key_t *key)
+static inline u32 maglev_key_fingerprint(const u8 *b)
 {
 	static const char msg[] = MAGLEV_KEY_FP_MSG;
+	siphash_key_t key = {
+		{ get_unaligned_le64(b), get_unaligned_le64(b + 8) }
+	};
 
-	return siphash(msg, sizeof(msg) - 1, key) >> 32;
-}
-
-/**
- * maglev_key_from_bytes() - the whole hash key from its 16 bytes
- * @key: the key to set
- * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
- */
-static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
-{
-	key->key[0] = get_unaligned_le64(b);
-	key->key[1] = get_unaligned_le64(b + 8);
+	return siphash(msg, sizeof(msg) - 1, &key) >> 32;
 }
 
 /**
@@ -232,8 +232,8 @@ static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
  * @key: the key to set
  * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
  *
- * k0 and k1 as maglev_key_from_bytes() reads them; a 32-bit kernel's
- * unsigned long keeps their low 32 bits, K[0..3] and K[8..11].
+ * k0 and k1 read little-endian; a 32-bit kernel's unsigned long keeps
+ * their low 32 bits, K[0..3] and K[8..11].
  */
 static inline void maglev_hkey_from_bytes(hsiphash_key_t *key, const u8 *b)
 {

@@ -17,6 +17,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/time64.h>

@@ -254,7 +254,7 @@ static void maglev_name_test(struct kunit *test)
 {
 	const struct name_case *c = test->param_value;
 	struct ip_vs_dest *d = test_dest(test, c->af, c->addr, c->port);
-	char buf[MAGLEV_ADDR_NAME_MAX];
+	char buf[MAGLEV_ADDR_NAME_MAX + 1];
 	u32 n = maglev_dest_name(buf, d);
 
 	KUNIT_ASSERT_EQ(test, n, (u32)strlen(c->want));

@@ -131,7 +131,7 @@ struct maglev_key {
  * @ref: one for the namespace, each service, the queued @work and each
  *	stored table; it outlives the namespace while they do ("Lifetimes")
  * @lock: protects @pending, @due, the store, and each service's build
- *	state (the fields of struct maglev_service marked "namespace's lock")
+ *	state (the fields of struct maglev_service marked (*))
  * @pending: services with a build to run, in the order of their changes
  * @work: builds one due service a run, then queues itself for the next
  * @due: when @work runs (valid while it is queued)
@@ -185,7 +185,7 @@ struct maglev_net {
  * @table: the slots, with M and the number of backends
  * @be: the backends in name order, with their slot counts
  *
- * Immutable once stored, but for @users and the churn memo (builder's work).
+ * Immutable once stored, but for @users and the churn memo (build work).
  */
 struct maglev_shared {
 	struct hlist_node node;
@@ -263,18 +263,20 @@ struct maglev_dest {
  * @live: those with a weight
  * @incomplete: a destination could not be recorded; no build publishes
  *	until a callback has repaired the set
- * @dead: set by done_service; nothing is published after it (namespace's lock)
- * @pending_node: entry in the builder's pending list (namespace's lock)
- * @gen: changes recorded (namespace's lock)
- * @due: when the pending build may start (namespace's lock)
- * @next_build: when the next build may start, by the hold-off (namespace's lock)
- * @retry: retry delay after a build ran out of memory, else 0 (namespace's lock)
+ * @dead: set by done_service; nothing is published after it (*)
+ * @pending_node: entry in the namespace's pending list (*)
+ * @gen: changes recorded (*)
+ * @due: when the pending build may start (*)
+ * @next_build: when the next build may start, by the hold-off (*)
+ * @retry: retry delay after a build ran out of memory, else 0 (*)
  * @memcg: memory cgroup of the latest change, charged with the next build;
- *	NULL once a build took it (namespace's lock)
+ *	NULL once a build took it (*)
  * @alloc_fail: builds that failed for lack of memory
  * @build_fail: builds that failed for any other reason
  * @name: the service's description, "TCP 10.0.0.1:80", "FWM 42", ...
  * @rcu: frees this structure after a grace period
+ *
+ * (*): under the namespace's lock, struct maglev_net.lock.
  */
 struct maglev_service {
 	struct list_head node;
@@ -548,7 +550,7 @@ static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
  */
 static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 {
-	struct maglev_dest *d, key;
+	struct maglev_dest *d, key = {};
 
 	d = maglev_set_find(ms, &key, dest);
 	if (!d) {
@@ -559,7 +561,6 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 		}
 		memcpy(d, &key, sizeof(key));
 		d->dest = dest;
-		d->weight = 0;
 		rb_add(&d->node, &ms->set, maglev_set_less);
 		ms->nr++;
 	}
@@ -609,7 +610,7 @@ static void maglev_set_clear(struct maglev_service *ms)
 	RCU_INIT_POINTER(ms->spare, NULL);
 }
 
-/* The builder and its table store ("Builds", "Sharing", "Lifetimes") */
+/* Builds and the table store ("Builds", "Sharing", "Lifetimes") */
 
 /*
  * Build memory charged to the active memory cgroup and allowed to fail
@@ -814,7 +815,7 @@ static unsigned long maglev_delay(unsigned long now, unsigned long when)
 }
 
 /*
- * Make the builder's work run at @when, or earlier if it is queued for
+ * Make the namespace's build work run at @when, or earlier if it is queued for
  * earlier.  A queued work holds a reference.  Context: @mn->lock held.
  */
 static void maglev_arm(struct maglev_net *mn, unsigned long when)
@@ -886,8 +887,9 @@ static void maglev_rebuild_net(struct maglev_net *mn)
 /*
  * A new descriptor with a reference on each destination of @ms's set, and
  * in *@be their backends in name order, followed by at least
- * maglev_churn_bytes(@onr) bytes for maglev_churn() (freed with *@be).  The memory
- * is allocated before the set's mutex, which IPVS's callbacks wait for.
+ * maglev_churn_bytes(@onr) bytes for maglev_churn() (freed with *@be).
+ * The memory is allocated before the set's mutex, which the callbacks
+ * wait for.
  * NULL with *@err: -ENOMEM, -E2BIG or -ENODATA (an incomplete set).
  */
 static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
@@ -942,6 +944,7 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 	mutex_unlock(&ms->set_lock);
 	lut->nr = n;
 	lut->mem = mem;
+	lut->shared = NULL;
 	return lut;
 
 fail:
@@ -1090,7 +1093,7 @@ static void maglev_build_service(struct maglev_service *ms)
 }
 
 /*
- * The builder's work: build the first pending service that is due, then
+ * The namespace's build work: build the first pending service that is due, then
  * queue itself again behind whatever the workqueue holds (other
  * namespaces' builds too), or for the earliest due time.
  */

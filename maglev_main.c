@@ -92,8 +92,8 @@
 #define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
 #define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
 
-/* Entries of a loop over destinations between two reschedule points. */
-#define MAGLEV_RESCHED_ENTRIES	1024
+/* Destinations a loop handles between two reschedule points (~0.1 ms). */
+#define MAGLEV_RESCHED_ENTRIES	128
 /* Rehashes tried when the table's choice is unavailable ("Lookup"). */
 #define MAGLEV_FALLBACK_TRIES	8
 /* Builds running at once, of different namespaces ("Work items"). */
@@ -516,11 +516,9 @@ static struct maglev_dest *maglev_set_find(struct maglev_service *ms,
 					   struct maglev_dest *key,
 					   const struct ip_vs_dest *dest)
 {
-	struct rb_node *node;
-
 	key->name_len = maglev_dest_name(key->name, dest);
-	node = rb_find(key, &ms->set, maglev_set_cmp);
-	return node ? rb_entry(node, struct maglev_dest, node) : NULL;
+	return rb_entry_safe(rb_find(key, &ms->set, maglev_set_cmp),
+			     struct maglev_dest, node);
 }
 
 /*
@@ -646,9 +644,9 @@ static void maglev_net_put(struct maglev_net *mn)
 /* The last reference removes the table from its store and frees it. */
 static void maglev_shared_put(struct maglev_shared *t)
 {
-	struct maglev_net *mn = t->mn;
+	struct maglev_net *mn = t ? t->mn : NULL;
 
-	if (!refcount_dec_and_test(&t->ref))
+	if (!t || !refcount_dec_and_test(&t->ref))
 		return;
 	spin_lock(&mn->lock);
 	hash_del(&t->node);
@@ -725,6 +723,7 @@ static struct maglev_shared *maglev_fill_new(struct maglev_net *mn,
 	void *work = maglev_mem_alloc(maglev_work_bytes(size, nr), NULL);
 	struct maglev_shared *t = NULL;
 	int ret = -ENOMEM;
+	u32 i;
 
 	if (work)
 		t = maglev_mem_alloc(size_add(size_add(sizeof(*t), be_bytes),
@@ -734,7 +733,10 @@ static struct maglev_shared *maglev_fill_new(struct maglev_net *mn,
 		memset(t, 0, sizeof(*t));
 		t->be = (struct maglev_backend *)(t + 1);
 		t->table = (struct maglev_table *)((u8 *)t->be + be_bytes);
-		memcpy(t->be, be, be_bytes);
+		for (i = 0; i < nr; i++) {
+			t->be[i] = be[i];
+			maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
+		}
 		t->build_ns = ktime_get_ns();
 		ret = maglev_build(t->table, size, t->be, nr, work, NULL, why);
 		t->build_ns = ktime_get_ns() - t->build_ns;
@@ -768,8 +770,7 @@ static void maglev_lut_free(struct maglev_lut *lut)
 		ip_vs_dest_put_and_free(lut->dest[i]);
 		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
 	}
-	if (lut->shared)
-		maglev_shared_put(lut->shared);
+	maglev_shared_put(lut->shared);
 	kvfree(lut);
 }
 
@@ -1553,8 +1554,7 @@ static void maglev_show_service(struct seq_file *seq, struct maglev_iter *it)
 		   READ_ONCE(ms->nr), READ_ONCE(ms->incomplete));
 out:
 	rcu_read_unlock();
-	if (it->held)
-		maglev_shared_put(it->held);
+	maglev_shared_put(it->held);
 	it->held = sh;
 	it->held_pos = seq->index;
 }
@@ -1683,8 +1683,7 @@ static int maglev_proc_release(struct inode *inode, struct file *file)
 	struct seq_file *seq = file->private_data;
 	struct maglev_iter *it = seq->private;
 
-	if (it->held)
-		maglev_shared_put(it->held);
+	maglev_shared_put(it->held);
 	put_net(it->net);
 	return seq_release_private(inode, file);
 }

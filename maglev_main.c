@@ -783,6 +783,8 @@ static void maglev_lut_free_work(struct work_struct *work)
 /* A replaced table stops counting as a user; freed after a grace period. */
 static void maglev_lut_retire(struct maglev_lut *lut)
 {
+	if (!lut)
+		return;
 	atomic_dec(&lut->shared->users);
 	INIT_RCU_WORK(&lut->free, maglev_lut_free_work);
 	queue_rcu_work(maglev_wq, &lut->free);
@@ -791,13 +793,9 @@ static void maglev_lut_retire(struct maglev_lut *lut)
 /* The last reference retires the service's table and frees its state. */
 static void maglev_svc_put(struct maglev_service *ms)
 {
-	struct maglev_lut *lut;
-
 	if (!refcount_dec_and_test(&ms->ref))
 		return;
-	lut = rcu_dereference_protected(ms->lut, true);
-	if (lut)
-		maglev_lut_retire(lut);
+	maglev_lut_retire(rcu_dereference_protected(ms->lut, true));
 	mem_cgroup_put(ms->memcg);
 	maglev_net_put(ms->mn);
 	mutex_destroy(&ms->set_lock);
@@ -1035,8 +1033,7 @@ static int maglev_build_table(struct maglev_service *ms)
 	atomic_inc(&t->users);
 	rcu_assign_pointer(ms->lut, lut);
 	spin_unlock(&mn->lock);
-	if (old)
-		maglev_lut_retire(old);
+	maglev_lut_retire(old);
 	return 0;
 
 fail:
@@ -1579,7 +1576,8 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 	spin_lock(&mn->lock);
 	seq_printf(seq,
 		   "namespace services %u tables %u fills %llu found %llu mem %zu\n",
-		   services, mn->tables, mn->next_id, mn->found, mem + mn->mem);
+		   services, mn->tables, mn->next_id, READ_ONCE(mn->found),
+		   mem + mn->mem);
 	spin_unlock(&mn->lock);
 }
 

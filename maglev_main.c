@@ -41,6 +41,7 @@
 #include <linux/overflow.h>
 #include <linux/printk.h>
 #include <linux/proc_fs.h>
+#include <linux/ratelimit.h>
 #include <linux/rbtree.h>
 #include <linux/rculist.h>
 #include <linux/rcupdate.h>
@@ -575,12 +576,14 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 }
 
 /*
- * Add each of @svc's destinations to the set (init_service, and the repair
- * of an incomplete set); IPVS's list is walked under IPVS's mutex.
+ * Add each of @svc's destinations to the set (init_service, and a later
+ * callback's repair of an incomplete set); IPVS's list is walked under
+ * IPVS's mutex.
  */
 static void maglev_set_add_all(struct maglev_service *ms,
 			       struct ip_vs_service *svc)
 {
+	bool repair = ms->incomplete;
 	struct ip_vs_dest *dest;
 	u32 i = 0;
 
@@ -590,6 +593,8 @@ static void maglev_set_add_all(struct maglev_service *ms,
 			return;
 		maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
 	}
+	if (repair)
+		pr_info("%s: maglev destinations recorded again\n", ms->name);
 }
 
 /* Empty the set, at the service's end. */
@@ -1129,6 +1134,9 @@ static void maglev_net_work(struct work_struct *work)
 
 /* Sysctls: net.ipv4.vs.maglev_* of each network namespace ("Namespaces") */
 
+/* One budget for the three sysctls' messages, ten a second. */
+static DEFINE_RATELIMIT_STATE(maglev_ratelimit, 5 * HZ, 50);
+
 /*
  * maglev_table_size, maglev_holdoff_ms and maglev_hash_key (.data NULL),
  * read and written as text so that a rejected value is logged with its
@@ -1163,13 +1171,15 @@ static int maglev_sysctl(maglev_ctl_table *table, int write, void *buffer,
 		goto out;
 	ret = data ? maglev_parse(text, data == &mn->table_size, &v, &why) :
 		     maglev_parse_key(text, strlen(text), b);
-	if (ret)
-		pr_info_ratelimited("%s%s%s rejected: %s\n", table->procname,
-				    data ? " " : "", data ? text : "", why);
-	else if (!data)
+	if (ret) {
+		if (__ratelimit(&maglev_ratelimit))
+			pr_info("%s%s%s rejected: %s\n", table->procname,
+				data ? " " : "", data ? text : "", why);
+	} else if (!data) {
 		ret = maglev_set_key(mn, b);
-	else if (xchg(data, v) != v && data == &mn->table_size)
+	} else if (xchg(data, v) != v && data == &mn->table_size) {
 		maglev_rebuild_net(mn);
+	}
 out:
 	memzero_explicit(b, sizeof(b));
 	memzero_explicit(text, sizeof(text));
@@ -1310,15 +1320,6 @@ static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 	maglev_svc_put(ms);
 }
 
-/* A repair of an incomplete set, in a later callback. */
-static void maglev_set_repair(struct maglev_service *ms,
-			      struct ip_vs_service *svc)
-{
-	maglev_set_add_all(ms, svc);
-	if (!ms->incomplete)
-		pr_info("%s: maglev destinations recorded again\n", ms->name);
-}
-
 /*
  * add_dest and upd_dest: IPVS has linked @dest into the service, or changed
  * its weight.  IPVS ignores the return: a destination that cannot be
@@ -1332,7 +1333,7 @@ static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
 
 	mutex_lock(&ms->set_lock);
 	if (ms->incomplete)
-		maglev_set_repair(ms, svc);
+		maglev_set_add_all(ms, svc);
 	else if (maglev_set_add(ms, dest))
 		pr_warn_ratelimited("%s: no memory to record a maglev destination: the table is kept until the next change\n",
 				    ms->name);
@@ -1361,7 +1362,7 @@ static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
 		kfree(d);
 	}
 	if (ms->incomplete)
-		maglev_set_repair(ms, svc);
+		maglev_set_add_all(ms, svc);
 	mutex_unlock(&ms->set_lock);
 	maglev_changed(ms);
 	return 0;

@@ -320,10 +320,10 @@ struct maglev_iter {
 
 /*
  * Exported by both ip_vs_maglev.ko and its mh build, which both create
- * /proc/net/ip_vs_maglev: the loader refuses the second one.
+ * /proc/net/ip_vs_maglev: the loader refuses the second one ("exports
+ * duplicate symbol maglev_build").
  */
-const int maglev_exclusive;
-EXPORT_SYMBOL_GPL(maglev_exclusive);
+EXPORT_SYMBOL_GPL(maglev_build);
 
 /* What a new network namespace starts with (module parameters). */
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
@@ -1648,8 +1648,9 @@ static int maglev_seq_show(struct seq_file *seq, void *v)
 		maglev_show_service(seq, it);
 	} else {
 		b = &it->held->be[line - 1];
-		seq_printf(seq, "  dest %.*s weight %u slots %u\n",
-			   (int)b->name_len, b->name, b->weight, b->slots);
+		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
+			   (int)b->name_len, b->name, b->weight, b->slots,
+			   b->drain_weight);
 	}
 	return 0;
 }

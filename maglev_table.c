@@ -570,8 +570,7 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 		cur[i].skip = b[i].skip;
 		cur[i].inv = 0;
 		cur[i].turns = b[i].turns;
-		if (b[i].turns)
-			any = true;
+		any |= !!b[i].turns;
 	}
 	if (!any) {
 		memset(slot, 0xff, (size_t)size * sizeof(u16));

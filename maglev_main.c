@@ -3,15 +3,11 @@
  * ip_vs_maglev - IPVS scheduler "maglev": Maglev consistent hashing
  * (Eisenbud et al., NSDI 2016) with a table that userspace can reproduce.
  *
- *	ipvsadm -A -t 10.0.0.1:80 -s maglev [-b flag-1,flag-2]
- *
- * This file is the module's entry: its parameters and per-namespace
- * sysctls, the scheduler's callbacks and lookup, and registration.  The
- * callbacks keep each service's own set of destinations, under IPVS's
- * configuration mutex, and queue a build (maglev_build.c), which reads
- * only that set; the lookup reads the service's published table under
- * RCU.  docs/design.md describes the design; docs/specification.md the
- * table and the client hash.
+ * The IPVS glue: parameters and sysctls, each service's own set of
+ * destinations (kept by the callbacks under IPVS's configuration mutex),
+ * a namespace's builds and store of shared tables, the RCU publish, the
+ * lookup and /proc/net/ip_vs_maglev; maglev_table.c is the algorithm.
+ * docs/design.md gives the reasons (its sections named here in quotes).
  */
 
 #define KMSG_COMPONENT "IPVS"
@@ -19,210 +15,415 @@
 
 #include <linux/array_size.h>
 #include <linux/atomic.h>
-#include <linux/cache.h>
+#include <linux/bug.h>
 #include <linux/capability.h>
 #include <linux/compiler.h>
 #include <linux/container_of.h>
+#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/export.h>
+#include <linux/fs.h>
 #include <linux/gfp.h>
+#include <linux/hashtable.h>
 #include <linux/hex.h>
 #include <linux/in.h>
 #include <linux/init.h>
 #include <linux/jiffies.h>
 #include <linux/kstrtox.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/memcontrol.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/overflow.h>
 #include <linux/printk.h>
+#include <linux/proc_fs.h>
+#include <linux/ratelimit.h>
 #include <linux/rbtree.h>
 #include <linux/rculist.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
-#include <linux/socket.h>
+#include <linux/spinlock.h>
 #include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
 #include <linux/tcp.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/unaligned.h>
 #include <linux/user_namespace.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
 #include <net/ip_vs.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 
 #include "compat/maglev_kcompat.h"
-#include "maglev_sched.h"
 #include "maglev_table.h"
 
-/*
- * Rehashes of the client hash tried when the table's choice is unavailable,
- * before the service's spare destination.
- */
-#define MAGLEV_FALLBACK_TRIES	8
-
-/* Builds running at once: of different namespaces (one each at most). */
-#define MAGLEV_WQ_MAX_ACTIVE	4
-
-/*
- * Name the scheduler registers with IPVS.  "make MH_COMPAT=1" builds the
- * same scheduler as ip_vs_mh.ko registering "mh", for control planes that
- * accept only the names they know.
- */
+/* "make MH_COMPAT=1" registers the same scheduler as "mh" (Kbuild). */
 #ifndef MAGLEV_SCHED_NAME
 #define MAGLEV_SCHED_NAME	"maglev"
 #endif
 
-/*
- * Exported by both ip_vs_maglev.ko and its mh build ip_vs_mh.ko, which both
- * create /proc/net/ip_vs_maglev: the module loader refuses the second one
- * ("exports duplicate symbol") before its init fails on the /proc entry.
- */
-const int maglev_exclusive;
-EXPORT_SYMBOL_GPL(maglev_exclusive);
+#define MAGLEV_F_FALLBACK	IP_VS_SVC_F_SCHED1
+#define MAGLEV_F_PORT		IP_VS_SVC_F_SCHED2
+#define MAGLEV_F_SCHED		(IP_VS_SVC_F_SCHED1 | IP_VS_SVC_F_SCHED2 | \
+				 IP_VS_SVC_F_SCHED3)
 
-/* Defaults of a new network namespace (module parameters). */
+/* Longest service description, "FWM6 4294967295" or "SCTP [v6]:65535". */
+#define MAGLEV_SVC_NAME_MAX	(8 + MAGLEV_ADDR_NAME_MAX + 1)
+
+#define MAGLEV_HOLDOFF_DEFAULT	50
+#define MAGLEV_HOLDOFF_MAX_MS	10000
+/* A build's duration lengthens its service's hold-off up to this. */
+#define MAGLEV_HOLDOFF_LONG	msecs_to_jiffies(1000)
+/* Retry delays of a build that ran out of memory. */
+#define MAGLEV_RETRY_MIN	msecs_to_jiffies(10)
+#define MAGLEV_RETRY_MAX	msecs_to_jiffies(1000)
+
+/* Destinations a loop handles between two reschedule points (~0.1 ms). */
+#define MAGLEV_RESCHED_ENTRIES	128
+/* Rehashes tried when the table's choice is unavailable ("Lookup"). */
+#define MAGLEV_FALLBACK_TRIES	8
+/* Builds running at once, of different namespaces ("Work items"). */
+#define MAGLEV_WQ_MAX_ACTIVE	4
+
+/*
+ * Build memory may fail, never waking the OOM killer: kmalloc() up to a
+ * page with __GFP_NORETRY, vmalloc() (which ignores it) above with
+ * __GFP_RETRY_MAYFAIL ("Builds").
+ */
+#define MAGLEV_GFP_SMALL	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+#define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+				 __GFP_NOWARN)
+
+/* /proc positions: service k's line (1 + k) << 17, its dest lines + 1..N. */
+#define MAGLEV_POS_SHIFT	17
+#define MAGLEV_POS_LINE		((1 << MAGLEV_POS_SHIFT) - 1)
+
+/**
+ * struct maglev_key - a published client hash key
+ * @hkey: the client hash's key (maglev_hkey_from_bytes())
+ * @bytes: the whole key, for the sysctl's read
+ * @fp: its fingerprint, shown in /proc
+ * @rcu: frees a replaced key after a grace period
+ */
+struct maglev_key {
+	hsiphash_key_t hkey;
+	u8 bytes[MAGLEV_KEY_BYTES];
+	u32 fp;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct maglev_net - a network namespace's state, builds and table store
+ * @ref: one for the namespace, each service, the queued @work and each
+ *	stored table; it outlives the namespace while they do ("Lifetimes")
+ * @lock: protects @pending, @due, the store, and each service's build
+ *	state (the fields of struct maglev_service marked (*))
+ * @pending: services with a build to run, in the order of their changes
+ * @work: builds one due service a run, then queues itself for the next
+ * @due: when @work runs (valid while it is queued)
+ * @table_size: sysctl maglev_table_size
+ * @holdoff_ms: sysctl maglev_holdoff_ms
+ * @found: builds that found their table in the store
+ * @next_id: the id of the last table stored, the number of fills
+ * @tables: tables in the store
+ * @mem: bytes of those tables
+ * @hash: the stored tables by maglev_inputs_hash()
+ * @services: the maglev services; written by init_service and
+ *	done_service under IPVS's mutex, read under RCU
+ * @key: the client hash key (RCU)
+ * @net: the namespace, while it lives
+ * @ctl: this namespace's copy of the sysctl table
+ * @sysctl: its registration
+ */
+struct maglev_net {
+	refcount_t ref;
+	spinlock_t lock;	/* see above */
+	struct list_head pending;
+	struct delayed_work work;
+	unsigned long due;
+	unsigned int table_size;
+	unsigned int holdoff_ms;
+	u64 found;
+	u64 next_id;
+	u32 tables;
+	size_t mem;
+	DECLARE_HASHTABLE(hash, 8);
+	struct list_head services;
+	struct maglev_key __rcu *key;
+	struct net *net;
+	struct ctl_table *ctl;
+	struct ctl_table_header *sysctl;
+};
+
+/**
+ * struct maglev_shared - an immutable table that services share
+ * @node: entry in its namespace's store
+ * @mn: the namespace's state (one reference)
+ * @ref: one for each descriptor (struct maglev_lut) built on it, and for
+ *	each /proc reader in the middle of its destination lines
+ * @users: services whose published table it is
+ * @hash: maglev_inputs_hash() of M and the backends
+ * @id: the table's number in its namespace (1, 2, ...)
+ * @build_ns: duration of its maglev_build()
+ * @mem: bytes of its one allocation: this structure, @be, then @table
+ * @churn_from: @id of the table @churn was counted against, 0 for none
+ * @churn: slots whose owner differs from those of table @churn_from
+ * @table: the slots, with M and the number of backends
+ * @be: the backends in name order, with their slot counts
+ *
+ * Immutable once stored, but for @users and the churn memo (build work).
+ */
+struct maglev_shared {
+	struct hlist_node node;
+	struct maglev_net *mn;
+	refcount_t ref;
+	atomic_t users;
+	u64 hash;
+	u64 id;
+	u64 build_ns;
+	size_t mem;
+	u64 churn_from;
+	u32 churn;
+	struct maglev_table *table;
+	struct maglev_backend *be;
+};
+
+/**
+ * struct maglev_lut - a service's published table, with its destinations
+ * @table: @shared's slots, read by the lookup without loading @shared
+ * @nr: number of destinations (backends)
+ * @churn: slots whose owner changed against the previous table
+ * @builds: tables published for the service, this one included
+ * @gen: the service's @gen that it was built from
+ * @mem: bytes of this descriptor
+ * @shared: the shared table, one reference
+ * @free: puts the references a grace period after it is replaced
+ * @dest: the destinations in @shared's backend order, one reference each
+ *
+ * Immutable once published.  What the lookup reads comes first.
+ */
+struct maglev_lut {
+	struct maglev_table *table;
+	u32 nr;
+	u32 churn;
+	u64 builds;
+	u64 gen;
+	size_t mem;
+	struct maglev_shared *shared;
+	struct rcu_work free;
+	struct ip_vs_dest *dest[];
+};
+
+/**
+ * struct maglev_dest - a destination in its service's set
+ * @node: entry in the set, in backend name order
+ * @dest: the IPVS destination, alive while in the set
+ * @weight: its weight, 0..INT_MAX
+ * @drain_weight: with @weight 0, its last weight (draining), else 0
+ * @name_len: length of @name
+ * @name: its backend name, "A.B.C.D:port" or "[v6]:port"
+ */
+struct maglev_dest {
+	struct rb_node node;
+	struct ip_vs_dest *dest;
+	u32 weight;
+	u32 drain_weight;
+	u32 name_len;
+	char name[MAGLEV_ADDR_NAME_MAX + 1];
+};
+
+/**
+ * struct maglev_service - per-service scheduler state (svc->sched_data)
+ * @node: entry in the namespace's service list
+ * @mn: the namespace's state (one reference)
+ * @svc: the IPVS service; only the callbacks and the lookup read it, and
+ *	/proc under the namespace's lock while not @dead
+ * @lut: the published table, or NULL before the first one (RCU)
+ * @spare: a destination of the set with a weight, if any: the lookup's
+ *	last resort (RCU; written under IPVS's mutex and @set_lock)
+ * @ref: one for the IPVS service, one while pending or being built
+ * @set_lock: protects @set, @nr, @live and @incomplete: the callbacks
+ *	change them, a build copies them
+ * @set: the destinations (struct maglev_dest) by name
+ * @nr: number of destinations in @set
+ * @live: those with a weight
+ * @incomplete: a destination could not be recorded; no build publishes
+ *	until a callback has repaired the set
+ * @dead: set by done_service; nothing is published after it (*)
+ * @pending_node: entry in the namespace's pending list (*)
+ * @gen: changes recorded (*)
+ * @due: when the pending build may start (*)
+ * @next_build: when the next build may start, by the hold-off (*)
+ * @retry: retry delay after a build ran out of memory, else 0 (*)
+ * @memcg: memory cgroup of the latest change, charged with the next build;
+ *	NULL once a build took it (*)
+ * @alloc_fail: builds that failed for lack of memory
+ * @build_fail: builds that failed for any other reason
+ * @name: the service's description, "TCP 10.0.0.1:80", "FWM 42", ...
+ * @rcu: frees this structure after a grace period
+ *
+ * (*): under the namespace's lock, struct maglev_net.lock.
+ */
+struct maglev_service {
+	struct list_head node;
+	struct maglev_net *mn;
+	struct ip_vs_service *svc;
+	struct maglev_lut __rcu *lut;
+	struct ip_vs_dest __rcu *spare;
+	refcount_t ref;
+	struct mutex set_lock;	/* see above */
+	struct rb_root set;
+	u32 nr;
+	u32 live;
+	bool incomplete;
+	bool dead;
+	struct list_head pending_node;
+	u64 gen;
+	unsigned long due;
+	unsigned long next_build;
+	unsigned long retry;
+	struct mem_cgroup *memcg;
+	u64 alloc_fail;
+	u64 build_fail;
+	char name[MAGLEV_SVC_NAME_MAX];
+	struct rcu_head rcu;
+};
+
+/**
+ * struct maglev_iter - a reader of /proc/net/ip_vs_maglev
+ * @net: the namespace (a reference)
+ * @held: the table whose destination lines are printed next (a reference)
+ * @held_pos: position of the service line @held was read with
+ * @ms: the service of the record start() found (a reference until stop())
+ */
+struct maglev_iter {
+	struct net *net;
+	struct maglev_shared *held;
+	loff_t held_pos;
+	struct maglev_service *ms;
+};
+
+/*
+ * Exported by both ip_vs_maglev.ko and its mh build, which both create
+ * /proc/net/ip_vs_maglev: the loader refuses the second one ("exports
+ * duplicate symbol maglev_build").
+ */
+EXPORT_SYMBOL_GPL(maglev_build);
+
+/* What a new network namespace starts with (module parameters). */
 static unsigned int maglev_table_size = MAGLEV_SIZE_DEFAULT;
 static unsigned int maglev_holdoff_ms = MAGLEV_HOLDOFF_DEFAULT;
 static u8 maglev_hash_key[MAGLEV_KEY_BYTES];
 /* The documented default key: public, all zero. */
 static const u8 maglev_public_key[MAGLEV_KEY_BYTES];
 
-unsigned int maglev_net_id __read_mostly;
-struct workqueue_struct *maglev_wq;
+static unsigned int maglev_net_id __read_mostly;
+static struct workqueue_struct *maglev_wq;
 
-/* Module parameters: the values a new network namespace starts with */
+static struct maglev_net *maglev_pernet(struct net *net)
+{
+	return *(struct maglev_net **)net_generic(net, maglev_net_id);
+}
 
-/* "auto" is not a size; the message names what to write instead. */
+/* Settings */
+
 #define MAGLEV_AUTO_GONE	"auto is no longer a table size: the size is fixed, 65537 by default, or a prime in 251..5000011"
 
 /*
- * A table size as written: a valid prime, with at most one trailing
- * newline.  Return: 0, or -EINVAL with *@why set to the reason (NULL for
- * text that is not a number at all).
+ * A table size (@size) or a hold-off written as text, with at most one
+ * trailing newline.  Return: 0, or -EINVAL with *@why set to the reason.
  */
-static int maglev_parse_size(const char *val, unsigned int *size,
-			     const char **why)
+static int maglev_parse(const char *text, bool size, unsigned int *v,
+			const char **why)
 {
-	*why = NULL;
-	if (sysfs_streq(val, "auto")) {
-		*why = MAGLEV_AUTO_GONE;
+	*why = size && sysfs_streq(text, "auto") ? MAGLEV_AUTO_GONE :
+						   "not a number";
+	if (kstrtouint(text, 0, v))
 		return -EINVAL;
-	}
-	if (kstrtouint(val, 0, size))
-		return -EINVAL;
-	return maglev_check_size(*size, why);
+	if (size)
+		return maglev_check_size(*v, why);
+	*why = "more than 10000";
+	return *v > MAGLEV_HOLDOFF_MAX_MS ? -EINVAL : 0;
 }
 
-/*
- * table_size=auto in a modprobe.d file does not keep the module from
- * loading: the size stays what it is, and one warning names the
- * replacement.
- */
-static int maglev_size_set(const char *val, const struct kernel_param *kp)
-{
-	const char *why;
-	unsigned int size;
-
-	if (sysfs_streq(val, "auto")) {
-		pr_warn(KBUILD_MODNAME ".table_size=auto ignored, the size stays %u: %s\n",
-			*(unsigned int *)kp->arg, MAGLEV_AUTO_GONE);
-		return 0;
-	}
-	if (maglev_parse_size(val, &size, &why)) {
-		if (why)
-			pr_info(KBUILD_MODNAME ".table_size %.*s rejected: %s\n",
-				(int)strcspn(val, "\n"), val, why);
-		else
-			pr_info(KBUILD_MODNAME ".table_size: not an unsigned number\n");
-		return -EINVAL;
-	}
-	*(unsigned int *)kp->arg = size;
-	return 0;
-}
-
-static const struct kernel_param_ops maglev_size_ops = {
-	.set = maglev_size_set,
-	.get = param_get_uint,
-};
-
-static int maglev_holdoff_set(const char *val, const struct kernel_param *kp)
-{
-	if (param_set_uint_minmax(val, kp, 0, MAGLEV_HOLDOFF_MAX_MS)) {
-		pr_info(KBUILD_MODNAME ".holdoff_ms: not a number of milliseconds in 0..%u\n",
-			MAGLEV_HOLDOFF_MAX_MS);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static const struct kernel_param_ops maglev_holdoff_ops = {
-	.set = maglev_holdoff_set,
-	.get = param_get_uint,
-};
-
-/*
- * maglev_parse_key() - read a hash key written as 32 hex digits
- * @s: the text, with at most one trailing newline
- * @len: its length
- * @b: the MAGLEV_KEY_BYTES bytes
- *
- * Return: 0, or -EINVAL for anything else.
- */
+/* A hash key: 32 hex digits, with at most one trailing newline. */
 static int maglev_parse_key(const char *s, size_t len, u8 *b)
 {
 	if (len && s[len - 1] == '\n')
 		len--;
-	if (len != 2 * MAGLEV_KEY_BYTES ||
-	    hex2bin(b, s, MAGLEV_KEY_BYTES))
+	if (len != 2 * MAGLEV_KEY_BYTES || hex2bin(b, s, MAGLEV_KEY_BYTES))
 		return -EINVAL;
 	return 0;
 }
 
-static int maglev_key_param_set(const char *val,
-				const struct kernel_param *kp)
+/*
+ * The parameters.  table_size=auto, left in a modprobe.d file by an
+ * earlier version, does not keep the module from loading: it is ignored,
+ * with one warning.  No key is ever printed.
+ */
+static int maglev_param_set(const char *val, const struct kernel_param *kp)
 {
+	bool size = kp->arg == &maglev_table_size;
+	const char *why = "not 32 hex digits";
 	u8 b[MAGLEV_KEY_BYTES];
+	unsigned int v;
 
-	if (maglev_parse_key(val, strlen(val), b)) {
-		pr_info(KBUILD_MODNAME ".hash_key: not 32 hex digits\n");
-		return -EINVAL;
+	if (size && sysfs_streq(val, "auto")) {
+		pr_warn(KBUILD_MODNAME ".table_size=auto ignored, the size stays %u: %s\n",
+			maglev_table_size, MAGLEV_AUTO_GONE);
+		return 0;
 	}
-	memcpy(kp->arg, b, sizeof(b));
-	memzero_explicit(b, sizeof(b));
-	return 0;
+	if (kp->arg == maglev_hash_key) {
+		if (!maglev_parse_key(val, strlen(val), b)) {
+			memcpy(kp->arg, b, sizeof(b));
+			memzero_explicit(b, sizeof(b));
+			return 0;
+		}
+	} else if (!maglev_parse(val, size, &v, &why)) {
+		*(unsigned int *)kp->arg = v;
+		return 0;
+	}
+	pr_info(KBUILD_MODNAME ".%s rejected: %s\n", kp->name, why);
+	return -EINVAL;
 }
 
-static int maglev_key_param_get(char *buf, const struct kernel_param *kp)
+/* The key's file is 0600: only root reads it. */
+static int maglev_param_get(char *buf, const struct kernel_param *kp)
 {
-	/* The file is 0600: only root reads it. */
+	if (kp->arg != maglev_hash_key)
+		return param_get_uint(buf, kp);
 	return sysfs_emit(buf, "%*phN\n", MAGLEV_KEY_BYTES, kp->arg);
 }
 
-static const struct kernel_param_ops maglev_key_param_ops = {
-	.set = maglev_key_param_set,
-	.get = maglev_key_param_get,
+static const struct kernel_param_ops maglev_param_ops = {
+	.set = maglev_param_set,
+	.get = maglev_param_get,
 };
 
-module_param_cb(table_size, &maglev_size_ops, &maglev_table_size, 0644);
+module_param_cb(table_size, &maglev_param_ops, &maglev_table_size, 0644);
 MODULE_PARM_DESC(table_size,
 		 "table size a new network namespace starts with (net.ipv4.vs.maglev_table_size): a prime in 251..5000011 (default 65537)");
-module_param_cb(holdoff_ms, &maglev_holdoff_ops, &maglev_holdoff_ms, 0644);
+module_param_cb(holdoff_ms, &maglev_param_ops, &maglev_holdoff_ms, 0644);
 MODULE_PARM_DESC(holdoff_ms,
 		 "hold-off a new network namespace starts with (net.ipv4.vs.maglev_holdoff_ms), 0..10000 ms (default 50)");
-module_param_cb(hash_key, &maglev_key_param_ops, maglev_hash_key, 0600);
+module_param_cb(hash_key, &maglev_param_ops, maglev_hash_key, 0600);
 MODULE_PARM_DESC(hash_key,
 		 "client hash key the initial network namespace starts with (net.ipv4.vs.maglev_hash_key; every other one starts with the public all-zero key), 32 hex digits (default all zero)");
-
-/* Keys */
 
 static void maglev_key_free_rcu(struct rcu_head *head)
 {
@@ -237,183 +438,21 @@ static int maglev_set_key(struct maglev_net *mn, const u8 *b)
 	k = kzalloc(sizeof(*k), GFP_KERNEL_ACCOUNT);
 	if (!k)
 		return -ENOMEM;
-	maglev_key_from_bytes(&k->key, b);
+	memcpy(k->bytes, b, sizeof(k->bytes));
 	maglev_hkey_from_bytes(&k->hkey, b);
-	k->fp = maglev_key_fingerprint(&k->key);
+	k->fp = maglev_key_fingerprint(b);
 	old = unrcu_pointer(xchg(&mn->key, RCU_INITIALIZER(k)));
 	if (old)
 		call_rcu(&old->rcu, maglev_key_free_rcu);
 	return 0;
 }
 
-/*
- * Sysctls: net.ipv4.vs.maglev_* of each network namespace.  Without
- * CONFIG_SYSCTL there are none (the kernel's stubs register nothing), and
- * the module parameters alone set what a namespace starts with.
- */
-
-static unsigned int maglev_holdoff_max = MAGLEV_HOLDOFF_MAX_MS;
+/* A service's set of destinations ("The module's own destination set") */
 
 /*
- * maglev_table_size: a prime in 251..5000011, read and written as text so
- * that a rejected value is logged with its reason; a change rebuilds the
- * namespace's services.
- */
-static int maglev_sysctl_size(maglev_ctl_table *table, int write,
-			      void *buffer, size_t *lenp, loff_t *ppos)
-{
-	struct maglev_net *mn = table->extra2;
-	unsigned int *data = table->data, size = READ_ONCE(*data);
-	char text[24];
-	struct ctl_table tmp = {
-		.data = text,
-		.maxlen = sizeof(text),
-		.mode = table->mode,
-	};
-	const char *why;
-	int ret;
-
-	snprintf(text, sizeof(text), "%u", size);
-	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
-	if (!write || ret)
-		return ret;
-	if (maglev_parse_size(text, &size, &why)) {
-		/* The reason, unless the text is not a number at all. */
-		if (why)
-			pr_info_ratelimited("maglev_table_size %s rejected: %s\n",
-					    text, why);
-		return -EINVAL;
-	}
-	if (xchg(data, size) != size)
-		maglev_rebuild_net(mn);
-	return 0;
-}
-
-static int maglev_sysctl_holdoff(maglev_ctl_table *table, int write,
-				 void *buffer, size_t *lenp, loff_t *ppos)
-{
-	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
-	unsigned int ms;
-
-	/* The reason, unless the text is not a number at all. */
-	if (write && ret == -EINVAL && !kstrtouint(buffer, 0, &ms))
-		pr_info_ratelimited("maglev_holdoff_ms %u rejected: more than %u\n",
-				    ms, MAGLEV_HOLDOFF_MAX_MS);
-	return ret;
-}
-
-/*
- * The key: 32 hex digits, read and written only with CAP_NET_ADMIN in the
- * namespace's user namespace (the file is 0600 as well).
- */
-static int maglev_sysctl_key(maglev_ctl_table *table, int write,
-			     void *buffer, size_t *lenp, loff_t *ppos)
-{
-	struct maglev_net *mn = table->extra2;
-	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
-	u8 b[MAGLEV_KEY_BYTES];
-	struct ctl_table tmp = {
-		.data = text,
-		.maxlen = sizeof(text),
-		.mode = table->mode,
-	};
-	int ret;
-
-	if (!ns_capable(mn->net->user_ns, CAP_NET_ADMIN))
-		return -EPERM;
-	if (!write) {
-		const struct maglev_key *k;
-
-		rcu_read_lock();
-		k = rcu_dereference(mn->key);
-		put_unaligned_le64(k->key.key[0], b);
-		put_unaligned_le64(k->key.key[1], b + 8);
-		rcu_read_unlock();
-		bin2hex(text, b, MAGLEV_KEY_BYTES);
-		memzero_explicit(b, sizeof(b));
-	}
-	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
-	if (write && !ret) {
-		if (maglev_parse_key(text, strlen(text), b)) {
-			pr_info_ratelimited("maglev_hash_key rejected: not 32 hex digits\n");
-			ret = -EINVAL;
-		} else {
-			ret = maglev_set_key(mn, b);
-		}
-	}
-	memzero_explicit(b, sizeof(b));
-	memzero_explicit(text, sizeof(text));
-	return ret;
-}
-
-/* Each namespace's copy points .data at its builder, .extra2 at itself. */
-static struct ctl_table maglev_ctl_template[] = {
-	{
-		.procname	= "maglev_table_size",
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= maglev_sysctl_size,
-	},
-	{
-		.procname	= "maglev_holdoff_ms",
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= maglev_sysctl_holdoff,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &maglev_holdoff_max,
-	},
-	{
-		.procname	= "maglev_hash_key",
-		.maxlen		= 2 * MAGLEV_KEY_BYTES + 2,
-		.mode		= 0600,
-		.proc_handler	= maglev_sysctl_key,
-	},
-	MAGLEV_CTL_END
-};
-
-static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
-{
-	struct ctl_table *tbl;
-
-	tbl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
-		      GFP_KERNEL_ACCOUNT);
-	if (!tbl)
-		return -ENOMEM;
-	tbl[0].data = &mn->builder->table_size;
-	tbl[0].extra2 = mn;
-	tbl[1].data = &mn->builder->holdoff_ms;
-	tbl[2].extra2 = mn;
-	/*
-	 * As IPVS does for the sysctls that set what a namespace may cost the
-	 * others (ip_vs_ctl.c): in a namespace owned by another user
-	 * namespace, the table size and the hold-off are read-only and keep
-	 * the module parameters' values.  Its key stays its own to set.
-	 */
-	if (net->user_ns != &init_user_ns) {
-		tbl[0].mode = 0444;
-		tbl[1].mode = 0444;
-	}
-	mn->sysctl = maglev_register_sysctl(net, "net/ipv4/vs", tbl,
-					    ARRAY_SIZE(maglev_ctl_template));
-	if (IS_ENABLED(CONFIG_SYSCTL) && !mn->sysctl) {
-		kfree(tbl);
-		return -ENOMEM;
-	}
-	mn->ctl = tbl;
-	return 0;
-}
-
-/* A service's set of destinations */
-
-/*
- * Weight 0, removed, or no longer @svc's: the next table drops the
- * destination (or a build failed and the table still names it).  Its new
- * connections always go elsewhere.  A removed destination waits in IPVS's
- * trash, and ip_vs_trash_get_dest() hands it to whichever service adds it
- * again: for a fwmark it does not compare the service's address family, so
- * one removed from FWM 42 and added to FWM6 42 comes back available, but
- * bound to the other service (dest->svc), while FWM 42's table still
- * names it.
+ * Weight 0, removed, or no longer @svc's (the trash hands a fwmark's
+ * destination to FWM6 of the same mark): the next table drops it, and its
+ * new connections go elsewhere at once.
  */
 static bool maglev_dest_retired(const struct ip_vs_service *svc,
 				const struct ip_vs_dest *dest)
@@ -430,28 +469,23 @@ static bool maglev_dest_unavailable(const struct ip_vs_service *svc,
 	       dest->flags & IP_VS_DEST_F_OVERLOAD;
 }
 
-/* A destination's backend name, "A.B.C.D:port" or "[v6]:port", no NUL. */
+/* A destination's backend name, "A.B.C.D:port" or "[v6]:port". */
 static u32 maglev_dest_name(char *buf, const struct ip_vs_dest *dest)
 {
-	char name[MAGLEV_ADDR_NAME_MAX + 1];
-	int n = maglev_format_name(name, sizeof(name), &dest->addr,
+	int n = maglev_format_name(buf, MAGLEV_ADDR_NAME_MAX + 1, &dest->addr,
 				   dest->af == AF_INET6 ? 16 : 4,
 				   ntohs(dest->port));
 
-	if (WARN_ON_ONCE(n <= 0))
-		return 0;
-	memcpy(buf, name, n);
-	return n;
+	return WARN_ON_ONCE(n <= 0) ? 0 : n;
 }
 
-/* A service's description for messages and /proc: "TCP 10.0.0.1:80". */
+/*
+ * A service's description for messages and /proc: "TCP 10.0.0.1:80" (IPVS
+ * takes TCP, UDP and SCTP services), or "FWM 42".
+ */
 static void maglev_svc_name(char *buf, size_t len,
 			    const struct ip_vs_service *svc)
 {
-	u16 p = svc->protocol;
-	const char *proto = p == IPPROTO_TCP ? "TCP" :
-			    p == IPPROTO_UDP ? "UDP" :
-			    p == IPPROTO_SCTP ? "SCTP" : NULL;
 	int n;
 
 	if (svc->fwmark) {
@@ -459,52 +493,33 @@ static void maglev_svc_name(char *buf, size_t len,
 			  svc->af == AF_INET6 ? "FWM6" : "FWM", svc->fwmark);
 		return;
 	}
-	if (proto)
-		n = scnprintf(buf, len, "%s ", proto);
-	else
-		n = scnprintf(buf, len, "P%u ", svc->protocol);
+	n = scnprintf(buf, len, "%s ", ip_vs_proto_name(svc->protocol));
 	maglev_format_name(buf + n, len - n, &svc->addr,
 			   svc->af == AF_INET6 ? 16 : 4, ntohs(svc->port));
 }
 
-/*
- * The entry of the set named as @dest, or NULL with *@link and *@parent
- * where it would go.
- */
-static struct maglev_dest *maglev_set_find(struct maglev_service *ms,
-					   const char *name, u32 len,
-					   struct rb_node ***link,
-					   struct rb_node **parent)
+/* The set's order: rb_find() with an entry as the key, and rb_add(). */
+static int maglev_set_cmp(const void *key, const struct rb_node *node)
 {
-	struct rb_node **p = &ms->set.rb_node;
-	struct maglev_dest *d;
-	int r;
+	const struct maglev_dest *k = key;
+	const struct maglev_dest *d = rb_entry(node, struct maglev_dest, node);
 
-	*parent = NULL;
-	while (*p) {
-		d = rb_entry(*p, struct maglev_dest, node);
-		r = maglev_name_cmp(name, len, d->name, d->name_len);
-		if (!r)
-			return d;
-		*parent = *p;
-		p = r < 0 ? &(*p)->rb_left : &(*p)->rb_right;
-	}
-	*link = p;
-	return NULL;
+	return maglev_name_cmp(k->name, k->name_len, d->name, d->name_len);
 }
 
-/* Record @dest's weights in its entry, and count it as live or not. */
-static void maglev_set_weights(struct maglev_service *ms, struct maglev_dest *d,
-			       const struct ip_vs_dest *dest)
+static bool maglev_set_less(struct rb_node *a, const struct rb_node *b)
 {
-	int weight = atomic_read(&dest->weight);
+	return maglev_set_cmp(rb_entry(a, struct maglev_dest, node), b) < 0;
+}
 
-	ms->live -= !!d->weight;
-	/* IPVS allows weights up to INT_MAX; draining keeps the last one. */
-	d->weight = max(weight, 0);
-	d->drain_weight = d->weight ? 0 :
-			  max(atomic_read(&dest->last_weight), 0);
-	ms->live += !!d->weight;
+/* The entry of @dest's name, with the name in @key. */
+static struct maglev_dest *maglev_set_find(struct maglev_service *ms,
+					   struct maglev_dest *key,
+					   const struct ip_vs_dest *dest)
+{
+	key->name_len = maglev_dest_name(key->name, dest);
+	return rb_entry_safe(rb_find(key, &ms->set, maglev_set_cmp),
+			     struct maglev_dest, node);
 }
 
 /*
@@ -522,25 +537,22 @@ static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
 		if (d->weight)
 			break;
 		node = rb_next(node) ?: rb_first(&ms->set);
-		if (!(i % MAGLEV_RESCHED_ENTRIES))
-			cond_resched();
+		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
 	}
 	rcu_assign_pointer(ms->spare, ms->live ? d->dest : NULL);
 }
 
 /*
- * Add @dest to the set, or update its entry.  Return: 0, or -ENOMEM (the
- * set is then incomplete).
+ * Add @dest to the set, or record its new weight.  IPVS allows weights up
+ * to INT_MAX; a weight of 0 keeps the last one as the drain weight.
+ * Return: 0, or -ENOMEM (the set is then incomplete).
  */
 static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 {
-	struct rb_node **link, *parent;
-	struct maglev_dest *d, key;
+	struct maglev_dest *d, key = {};
 
-	key.name_len = maglev_dest_name(key.name, dest);
-	d = maglev_set_find(ms, key.name, key.name_len, &link, &parent);
+	d = maglev_set_find(ms, &key, dest);
 	if (!d) {
-		/* Charged to the caller's memory cgroup, as IPVS's own. */
 		d = kmalloc(sizeof(*d), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!d) {
 			ms->incomplete = true;
@@ -548,12 +560,14 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 		}
 		memcpy(d, &key, sizeof(key));
 		d->dest = dest;
-		d->weight = 0;
-		rb_link_node(&d->node, parent, link);
-		rb_insert_color(&d->node, &ms->set);
+		rb_add(&d->node, &ms->set, maglev_set_less);
 		ms->nr++;
 	}
-	maglev_set_weights(ms, d, dest);
+	ms->live -= !!d->weight;
+	d->weight = max(atomic_read(&dest->weight), 0);
+	d->drain_weight = d->weight ? 0 :
+			  max(atomic_read(&dest->last_weight), 0);
+	ms->live += !!d->weight;
 	if (d->weight)
 		rcu_assign_pointer(ms->spare, dest);
 	else if (rcu_access_pointer(ms->spare) == dest)
@@ -561,37 +575,25 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 	return 0;
 }
 
-static void maglev_set_erase(struct maglev_service *ms, struct maglev_dest *d)
-{
-	struct rb_node *next = rb_next(&d->node);
-
-	ms->live -= !!d->weight;
-	ms->nr--;
-	rb_erase(&d->node, &ms->set);
-	if (rcu_access_pointer(ms->spare) == d->dest)
-		maglev_set_spare(ms, next);
-	kfree(d);
-}
-
 /*
- * After a destination could not be recorded: add each of the service's
- * destinations that the set lacks.  IPVS's list is walked under IPVS's
- * mutex, as every callback runs.
+ * Add each of @svc's destinations to the set (init_service, and a later
+ * callback's repair of an incomplete set); IPVS's list is walked under
+ * IPVS's mutex.
  */
-static void maglev_set_repair(struct maglev_service *ms,
-			      struct ip_vs_service *svc)
+static void maglev_set_add_all(struct maglev_service *ms,
+			       struct ip_vs_service *svc)
 {
+	bool repair = ms->incomplete;
 	struct ip_vs_dest *dest;
 	u32 i = 0;
 
 	ms->incomplete = false;
 	list_for_each_entry(dest, &svc->destinations, n_list) {
 		if (maglev_set_add(ms, dest))
-			break;
-		if (!(++i % MAGLEV_RESCHED_ENTRIES))
-			cond_resched();
+			return;
+		maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
 	}
-	if (!ms->incomplete)
+	if (repair)
 		pr_info("%s: maglev destinations recorded again\n", ms->name);
 }
 
@@ -603,13 +605,640 @@ static void maglev_set_clear(struct maglev_service *ms)
 
 	rbtree_postorder_for_each_entry_safe(d, n, &ms->set, node) {
 		kfree(d);
-		if (!(++i % MAGLEV_RESCHED_ENTRIES))
-			cond_resched();
+		maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
 	}
 	ms->set = RB_ROOT;
 	ms->nr = 0;
 	ms->live = 0;
 	RCU_INIT_POINTER(ms->spare, NULL);
+}
+
+/* Builds and the table store ("Builds", "Sharing", "Lifetimes") */
+
+/*
+ * Build memory charged to the active memory cgroup and allowed to fail
+ * (MAGLEV_GFP): kmalloc() up to a page, vmalloc() above, not kvmalloc(),
+ * whose kmalloc() attempt of a large block keeps __GFP_RETRY_MAYFAIL's
+ * reclaim and takes the next power of two.  *@mem, if given, grows by the
+ * bytes allocated.  Freed with kvfree().
+ */
+static void *maglev_mem_alloc(size_t bytes, size_t *mem)
+{
+	void *p;
+
+	if (bytes <= PAGE_SIZE) {
+		bytes = kmalloc_size_roundup(bytes);
+		p = kmalloc(bytes, MAGLEV_GFP_SMALL);
+	} else {
+		bytes = PAGE_ALIGN(bytes);
+		p = __vmalloc(bytes, MAGLEV_GFP);
+	}
+	if (p && mem)
+		*mem += bytes;
+	return p;
+}
+
+static void maglev_net_put(struct maglev_net *mn)
+{
+	if (!refcount_dec_and_test(&mn->ref))
+		return;
+	WARN_ON_ONCE(!list_empty(&mn->pending) || mn->tables);
+	kfree(mn);
+}
+
+/* The last reference removes the table from its store and frees it. */
+static void maglev_shared_put(struct maglev_shared *t)
+{
+	struct maglev_net *mn = t ? t->mn : NULL;
+
+	if (!t || !refcount_dec_and_test(&t->ref))
+		return;
+	spin_lock(&mn->lock);
+	hash_del(&t->node);
+	mn->tables--;
+	mn->mem -= t->mem;
+	spin_unlock(&mn->lock);
+	kvfree(t);
+	maglev_net_put(mn);
+}
+
+/* A hash of M and each backend's name and weights, to find candidates. */
+static u64 maglev_inputs_hash(u32 size, const struct maglev_backend *be,
+			      u32 nr)
+{
+	u64 h = maglev_hash(&size, sizeof(size), nr);
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		h = maglev_hash(be[i].name, be[i].name_len,
+				h ^ ((u64)be[i].weight << 32 |
+				     be[i].drain_weight));
+		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	}
+	return h;
+}
+
+/*
+ * A stored table with exactly these inputs, with a new reference: the
+ * candidate is picked under the lock, its backends compared while the
+ * reference keeps it.
+ */
+static struct maglev_shared *maglev_store_find(struct maglev_net *mn,
+					       u32 size,
+					       const struct maglev_backend *be,
+					       u32 nr, u64 hash)
+{
+	struct maglev_shared *t, *found = NULL;
+	u32 i;
+
+	spin_lock(&mn->lock);
+	hash_for_each_possible(mn->hash, t, node, hash) {
+		if (t->hash == hash && t->table->size == size &&
+		    t->table->nr_backends == nr &&
+		    refcount_inc_not_zero(&t->ref)) {
+			found = t;
+			break;
+		}
+	}
+	spin_unlock(&mn->lock);
+	for (i = 0; found && i < nr; i++) {
+		if (found->be[i].weight != be[i].weight ||
+		    found->be[i].drain_weight != be[i].drain_weight ||
+		    maglev_backend_cmp(&found->be[i], &be[i])) {
+			maglev_shared_put(found);
+			found = NULL;
+		}
+		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	}
+	return found;
+}
+
+/*
+ * Fill a new table of @be and store it: one allocation for the structure,
+ * a copy of @be and the slots, so that the page the slots round up to
+ * holds the rest.  Return: the table, or an ERR_PTR() with *@why set.
+ */
+static struct maglev_shared *maglev_fill_new(struct maglev_net *mn,
+					     u32 size,
+					     const struct maglev_backend *be,
+					     u32 nr, u64 hash,
+					     const char **why)
+{
+	size_t be_bytes = array_size(nr, sizeof(*be)), mem = 0;
+	void *work = maglev_mem_alloc(maglev_work_bytes(size, nr), NULL);
+	struct maglev_shared *t = NULL;
+	int ret = -ENOMEM;
+	u32 i;
+
+	if (work)
+		t = maglev_mem_alloc(size_add(size_add(sizeof(*t), be_bytes),
+					      maglev_table_bytes(size, nr)),
+				     &mem);
+	if (t) {
+		memset(t, 0, sizeof(*t));
+		t->be = (struct maglev_backend *)(t + 1);
+		t->table = (struct maglev_table *)((u8 *)t->be + be_bytes);
+		for (i = 0; i < nr; i++) {
+			t->be[i] = be[i];
+			maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
+		}
+		t->build_ns = ktime_get_ns();
+		ret = maglev_build(t->table, size, t->be, nr, work, NULL, why);
+		t->build_ns = ktime_get_ns() - t->build_ns;
+	}
+	kvfree(work);
+	if (ret) {
+		kvfree(t);
+		return ERR_PTR(ret);
+	}
+	refcount_set(&t->ref, 1);
+	t->mem = mem;
+	t->hash = hash;
+	refcount_inc(&mn->ref);
+	t->mn = mn;
+	spin_lock(&mn->lock);
+	t->id = ++mn->next_id;
+	mn->tables++;
+	mn->mem += t->mem;
+	hash_add(mn->hash, &t->node, hash);
+	spin_unlock(&mn->lock);
+	return t;
+}
+
+/* Put a descriptor's destinations and shared table, and free it. */
+static void maglev_lut_free(struct maglev_lut *lut)
+{
+	u32 i;
+
+	/* A removed destination lives in IPVS's trash until its last put. */
+	for (i = 0; i < lut->nr; i++) {
+		ip_vs_dest_put_and_free(lut->dest[i]);
+		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	}
+	maglev_shared_put(lut->shared);
+	kvfree(lut);
+}
+
+static void maglev_lut_free_work(struct work_struct *work)
+{
+	maglev_lut_free(container_of(to_rcu_work(work), struct maglev_lut,
+				     free));
+}
+
+/* A replaced table stops counting as a user; freed after a grace period. */
+static void maglev_lut_retire(struct maglev_lut *lut)
+{
+	if (!lut)
+		return;
+	atomic_dec(&lut->shared->users);
+	INIT_RCU_WORK(&lut->free, maglev_lut_free_work);
+	queue_rcu_work(maglev_wq, &lut->free);
+}
+
+/* The last reference retires the service's table and frees its state. */
+static void maglev_svc_put(struct maglev_service *ms)
+{
+	if (!refcount_dec_and_test(&ms->ref))
+		return;
+	maglev_lut_retire(rcu_dereference_protected(ms->lut, true));
+	mem_cgroup_put(ms->memcg);
+	maglev_net_put(ms->mn);
+	mutex_destroy(&ms->set_lock);
+	kfree_rcu(ms, rcu);
+}
+
+/*
+ * Jiffies from @now until @when: 0 if it has passed, and never more than
+ * MAGLEV_HOLDOFF_MAX_MS, whatever jiffies did meanwhile.
+ */
+static unsigned long maglev_delay(unsigned long now, unsigned long when)
+{
+	if (!time_before(now, when))
+		return 0;
+	return min(when - now, msecs_to_jiffies(MAGLEV_HOLDOFF_MAX_MS));
+}
+
+/*
+ * Make the namespace's build work run at @when, or earlier if it is queued for
+ * earlier.  A queued work holds a reference.  Context: @mn->lock held.
+ */
+static void maglev_arm(struct maglev_net *mn, unsigned long when)
+{
+	unsigned long now = jiffies, delay = maglev_delay(now, when);
+
+	lockdep_assert_held(&mn->lock);
+	if (queue_delayed_work(maglev_wq, &mn->work, delay)) {
+		refcount_inc(&mn->ref);
+	} else if (time_before(now + delay, mn->due)) {
+		if (!mod_delayed_work(maglev_wq, &mn->work, delay))
+			refcount_inc(&mn->ref);
+	} else {
+		return;
+	}
+	mn->due = now + delay;
+}
+
+/*
+ * Put @ms on the pending list with a build due at @when, or pull an
+ * earlier @when in.  The list holds a reference.  Context: namespace's lock.
+ */
+static void maglev_pend(struct maglev_service *ms, unsigned long when)
+{
+	lockdep_assert_held(&ms->mn->lock);
+	if (ms->dead)
+		return;
+	if (list_empty(&ms->pending_node)) {
+		refcount_inc(&ms->ref);
+		list_add_tail(&ms->pending_node, &ms->mn->pending);
+		ms->due = when;
+	} else if (time_before(when, ms->due)) {
+		ms->due = when;
+	}
+	maglev_arm(ms->mn, ms->due);
+}
+
+/*
+ * Record a change of @ms and queue its build for the end of its hold-off,
+ * charged to the memory cgroup of the calling task.
+ */
+static void maglev_changed(struct maglev_service *ms)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_mm(current->mm);
+	struct maglev_net *mn = ms->mn;
+	unsigned long now = jiffies;
+
+	spin_lock(&mn->lock);
+	if (!ms->dead) {
+		ms->gen++;
+		swap(ms->memcg, memcg);
+		maglev_pend(ms, now + maglev_delay(now, ms->next_build));
+	}
+	spin_unlock(&mn->lock);
+	mem_cgroup_put(memcg);
+}
+
+/* A sysctl changed the table size: rebuild the namespace's services. */
+static void maglev_rebuild_net(struct maglev_net *mn)
+{
+	struct maglev_service *ms;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ms, &mn->services, node)
+		maglev_changed(ms);
+	rcu_read_unlock();
+}
+
+/*
+ * A new descriptor with a reference on each destination of @ms's set, and
+ * in *@be their backends in name order, followed by at least
+ * maglev_churn_bytes(@onr) bytes for maglev_churn() (freed with *@be).
+ * The memory is allocated before the set's mutex, which the callbacks
+ * wait for.
+ * NULL with *@err: -ENOMEM, -E2BIG or -ENODATA (an incomplete set).
+ */
+static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
+					  struct maglev_backend **be,
+					  int *err)
+{
+	struct maglev_lut *lut;
+	struct rb_node *node;
+	size_t mem;
+	u32 room, n = 0;
+
+	for (;;) {
+		room = READ_ONCE(ms->nr);
+		*err = room > MAGLEV_MAX_BACKENDS ? -E2BIG : -ENOMEM;
+		if (room > MAGLEV_MAX_BACKENDS)
+			return NULL;
+		mem = 0;
+		lut = maglev_mem_alloc(struct_size(lut, dest, room), &mem);
+		*be = maglev_mem_alloc(size_add(array_size(room, sizeof(**be)),
+						maglev_churn_bytes(onr)), NULL);
+		if (!lut || !*be)
+			goto fail;
+		mutex_lock(&ms->set_lock);
+		/* Destinations added meanwhile make it allocate again. */
+		if (ms->nr <= room)
+			break;
+		mutex_unlock(&ms->set_lock);
+		kvfree(lut);
+		kvfree(*be);
+	}
+	if (ms->incomplete) {
+		mutex_unlock(&ms->set_lock);
+		*err = -ENODATA;
+		goto fail;
+	}
+	for (node = rb_first(&ms->set); node; node = rb_next(node)) {
+		const struct maglev_dest *d = rb_entry(node, struct maglev_dest,
+						       node);
+		struct maglev_backend *bk = &(*be)[n];
+
+		memcpy(bk->name, d->name, d->name_len);
+		bk->name_len = d->name_len;
+		bk->weight = d->weight;
+		bk->drain_weight = d->drain_weight;
+		ip_vs_dest_hold(d->dest);
+		lut->dest[n++] = d->dest;
+		maglev_resched(n, MAGLEV_RESCHED_ENTRIES);
+#ifdef MAGLEV_TEST_DELAY_MS
+		msleep(MAGLEV_TEST_DELAY_MS);	/* test builds only */
+#endif
+	}
+	mutex_unlock(&ms->set_lock);
+	lut->nr = n;
+	lut->mem = mem;
+	lut->shared = NULL;
+	return lut;
+
+fail:
+	kvfree(lut);
+	kvfree(*be);
+	*be = NULL;
+	return NULL;
+}
+
+/*
+ * Slots whose owner changed from @old's table to @t, counted once for each
+ * pair of tables (services that make the same move share the count).
+ */
+static u32 maglev_lut_churn(const struct maglev_lut *old,
+			    struct maglev_shared *t, void *map)
+{
+	struct maglev_shared *ot = old ? old->shared : NULL;
+
+	if (!ot)
+		return t->table->nr_filled;
+	if (ot == t)
+		return 0;
+	if (t->churn_from != ot->id) {
+		t->churn = maglev_churn(ot->table, ot->be, old->nr, t->table,
+					t->be, t->table->nr_backends, map);
+		t->churn_from = ot->id;
+	}
+	return t->churn;
+}
+
+/*
+ * Find or fill @ms's table from a copy of its set, charged to the memory
+ * cgroup of the latest change, and publish it.  Return: 0, -ESHUTDOWN for
+ * a dead service, or the build's negative errno (the old table serves).
+ */
+static int maglev_build_table(struct maglev_service *ms)
+{
+	struct maglev_net *mn = ms->mn;
+	struct maglev_lut *lut, *old = rcu_dereference_protected(ms->lut, 1);
+	struct mem_cgroup *memcg, *old_memcg;
+	struct maglev_backend *be = NULL;
+	struct maglev_shared *t = NULL;
+	const char *why = NULL;
+	u32 size, nr = 0;
+	u64 gen, hash;
+	int ret;
+
+	spin_lock(&mn->lock);
+	memcg = ms->memcg;
+	ms->memcg = NULL;
+	gen = ms->gen;
+	spin_unlock(&mn->lock);
+	old_memcg = set_active_memcg(memcg);
+	lut = maglev_copy_set(ms, old ? old->nr : 0, &be, &ret);
+	if (lut) {
+		nr = lut->nr;
+		size = maglev_fit_size(READ_ONCE(mn->table_size), nr);
+		hash = maglev_inputs_hash(size, be, nr);
+		t = maglev_store_find(mn, size, be, nr, hash);
+		if (t)
+			WRITE_ONCE(mn->found, mn->found + 1);
+		else
+			t = maglev_fill_new(mn, size, be, nr, hash, &why);
+		ret = PTR_ERR_OR_ZERO(t);
+	}
+	if (lut && !ret) {
+		lut->shared = t;
+		lut->table = t->table;
+		lut->churn = maglev_lut_churn(old, t, be + nr);
+		lut->gen = gen;
+		lut->builds = old ? old->builds + 1 : 1;
+	} else if (lut) {
+		maglev_lut_free(lut);
+	}
+	kvfree(be);
+	set_active_memcg(old_memcg);
+	if (ret)
+		goto fail;
+	mem_cgroup_put(memcg);
+
+	spin_lock(&mn->lock);
+	if (ms->dead) {
+		spin_unlock(&mn->lock);
+		maglev_lut_free(lut);
+		return -ESHUTDOWN;
+	}
+	atomic_inc(&t->users);
+	rcu_assign_pointer(ms->lut, lut);
+	spin_unlock(&mn->lock);
+	maglev_lut_retire(old);
+	return 0;
+
+fail:
+	spin_lock(&mn->lock);
+	/* The retry is charged to it too, unless a change brought another. */
+	if (ret == -ENOMEM && !ms->memcg)
+		swap(ms->memcg, memcg);
+	spin_unlock(&mn->lock);
+	mem_cgroup_put(memcg);
+	/* An incomplete set was logged when a callback could not record. */
+	if (ret == -ENODATA)
+		return ret;
+	if (ret == -ENOMEM)
+		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
+	else
+		WRITE_ONCE(ms->build_fail, ms->build_fail + 1);
+	if (ret == -E2BIG) {
+		nr = READ_ONCE(ms->nr);
+		why = "more than 65535 destinations";
+	}
+	pr_warn_ratelimited("%s: maglev table build (%u dests) failed: %s (%d)%s\n",
+			    ms->name, nr, why ? why : "out of memory", ret,
+			    ret == -ENOMEM ? "; retrying" : "");
+	return ret;
+}
+
+/*
+ * Build @ms, taken off the pending list.  Its next build waits for the
+ * hold-off, or for this build's duration when that is longer (up to
+ * MAGLEV_HOLDOFF_LONG); a build that ran out of memory is retried after
+ * its own delay instead ("Timing").
+ */
+static void maglev_build_service(struct maglev_service *ms)
+{
+	struct maglev_net *mn = ms->mn;
+	unsigned long start = jiffies, end;
+	int ret = maglev_build_table(ms);
+
+	spin_lock(&mn->lock);
+	end = jiffies;
+	ms->next_build = end + max(min(end - start, MAGLEV_HOLDOFF_LONG),
+				   msecs_to_jiffies(READ_ONCE(mn->holdoff_ms)));
+	if (ret == -ENOMEM) {
+		ms->retry = ms->retry ? min(ms->retry * 2, MAGLEV_RETRY_MAX) :
+					MAGLEV_RETRY_MIN;
+		maglev_pend(ms, end + ms->retry);
+	} else {
+		ms->retry = 0;
+		/* A change during the build waits for the hold-off. */
+		if (!list_empty(&ms->pending_node) &&
+		    time_before(ms->due, ms->next_build))
+			ms->due = ms->next_build;
+	}
+	spin_unlock(&mn->lock);
+}
+
+/*
+ * The namespace's build work: build the first pending service that is due, then
+ * queue itself again behind whatever the workqueue holds (other
+ * namespaces' builds too), or for the earliest due time.
+ */
+static void maglev_net_work(struct work_struct *work)
+{
+	struct maglev_net *mn = container_of(to_delayed_work(work),
+					     struct maglev_net, work);
+	struct maglev_service *ms, *due = NULL;
+	unsigned long now = jiffies, next = now;
+
+	spin_lock(&mn->lock);
+	list_for_each_entry(ms, &mn->pending, pending_node) {
+		if (!time_after(ms->due, now)) {
+			due = ms;
+			break;
+		}
+		if (next == now || time_before(ms->due, next))
+			next = ms->due;
+	}
+	if (due)
+		list_del_init(&due->pending_node);
+	spin_unlock(&mn->lock);
+
+	if (due) {
+		maglev_build_service(due);
+		maglev_svc_put(due);
+		next = jiffies;
+	}
+	spin_lock(&mn->lock);
+	if (!list_empty(&mn->pending))
+		maglev_arm(mn, next);
+	spin_unlock(&mn->lock);
+	maglev_net_put(mn);
+}
+
+/* Sysctls: net.ipv4.vs.maglev_* of each network namespace ("Namespaces") */
+
+/* One budget for the three sysctls' messages, ten a second. */
+static DEFINE_RATELIMIT_STATE(maglev_ratelimit, 5 * HZ, 50);
+
+/*
+ * maglev_table_size, maglev_holdoff_ms and maglev_hash_key (.data NULL),
+ * read and written as text so that a rejected value is logged with its
+ * reason (never a key's text).  A new table size rebuilds the namespace's
+ * services.  The key is read and written only with CAP_NET_ADMIN (0600).
+ */
+static int maglev_sysctl(maglev_ctl_table *table, int write, void *buffer,
+			 size_t *lenp, loff_t *ppos)
+{
+	struct maglev_net *mn = table->extra2;
+	unsigned int *data = table->data, v;
+	char text[2 * MAGLEV_KEY_BYTES + 2] = "";
+	struct ctl_table tmp = {
+		.data = text,
+		.maxlen = sizeof(text),
+		.mode = table->mode,
+	};
+	const char *why = "not 32 hex digits";
+	u8 b[MAGLEV_KEY_BYTES];
+	int ret;
+
+	if (!data && !ns_capable(mn->net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	rcu_read_lock();
+	if (data)
+		snprintf(text, sizeof(text), "%u", READ_ONCE(*data));
+	else if (!write)
+		bin2hex(text, rcu_dereference(mn->key)->bytes, sizeof(b));
+	rcu_read_unlock();
+	ret = proc_dostring(&tmp, write, buffer, lenp, ppos);
+	if (!write || ret)
+		goto out;
+	ret = data ? maglev_parse(text, data == &mn->table_size, &v, &why) :
+		     maglev_parse_key(text, strlen(text), b);
+	if (ret) {
+		if (__ratelimit(&maglev_ratelimit))
+			pr_info("%s%s%s rejected: %s\n", table->procname,
+				data ? " " : "", data ? text : "", why);
+	} else if (!data) {
+		ret = maglev_set_key(mn, b);
+	} else if (xchg(data, v) != v && data == &mn->table_size) {
+		maglev_rebuild_net(mn);
+	}
+out:
+	memzero_explicit(b, sizeof(b));
+	memzero_explicit(text, sizeof(text));
+	return ret;
+}
+
+/* Each namespace's copy points .data at its own, .extra2 at its state. */
+static struct ctl_table maglev_ctl_template[] = {
+	{
+		.procname	= "maglev_table_size",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= maglev_sysctl,
+	},
+	{
+		.procname	= "maglev_holdoff_ms",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= maglev_sysctl,
+	},
+	{
+		.procname	= "maglev_hash_key",
+		.maxlen		= 2 * MAGLEV_KEY_BYTES + 2,
+		.mode		= 0600,
+		.proc_handler	= maglev_sysctl,
+	},
+	MAGLEV_CTL_END
+};
+
+static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
+{
+	struct ctl_table *tbl;
+	int i;
+
+	tbl = kmemdup(maglev_ctl_template, sizeof(maglev_ctl_template),
+		      GFP_KERNEL_ACCOUNT);
+	if (!tbl)
+		return -ENOMEM;
+	tbl[0].data = &mn->table_size;
+	tbl[1].data = &mn->holdoff_ms;
+	for (i = 0; i < 3; i++)
+		tbl[i].extra2 = mn;
+	/*
+	 * As IPVS does for what a namespace may cost the others: read-only
+	 * in a namespace owned by another user namespace.  The key stays its
+	 * own to set.
+	 */
+	if (net->user_ns != &init_user_ns) {
+		tbl[0].mode = 0444;
+		tbl[1].mode = 0444;
+	}
+	mn->sysctl = maglev_register_sysctl(net, "net/ipv4/vs", tbl,
+					    ARRAY_SIZE(maglev_ctl_template));
+	if (IS_ENABLED(CONFIG_SYSCTL) && !mn->sysctl) {
+		kfree(tbl);
+		return -ENOMEM;
+	}
+	mn->ctl = tbl;
+	return 0;
 }
 
 /* Scheduler ops */
@@ -618,10 +1247,9 @@ static void maglev_set_clear(struct maglev_service *ms)
  * ip_vs_maglev_init_svc() - set up a service that starts using maglev
  * @svc: the service, possibly with destinations already (ipvsadm -E)
  *
- * Records the service's destinations and queues the first build at once;
- * until it publishes, schedule() sends new connections to the spare
- * destination.  The first build is charged to the memory cgroup of the
- * calling task, each later one to that of the task whose change queued it.
+ * Records the service's destinations and queues the first build at once,
+ * charged to the calling task's memory cgroup; until it publishes, new
+ * connections go to the spare destination.
  *
  * Context: process context, IPVS configuration mutex held.
  * Return: 0, or -ENOMEM.
@@ -630,29 +1258,21 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 {
 	struct maglev_net *mn = maglev_pernet(svc->ipvs->net);
 	struct maglev_service *ms;
-	struct ip_vs_dest *dest;
 
 	ms = kzalloc(sizeof(*ms), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ms)
 		return -ENOMEM;
+	refcount_inc(&mn->ref);
 	ms->mn = mn;
 	ms->svc = svc;
 	refcount_set(&ms->ref, 1);
 	mutex_init(&ms->set_lock);
-	ms->set = RB_ROOT;
 	INIT_LIST_HEAD(&ms->pending_node);
 	ms->next_build = jiffies;
 	maglev_svc_name(ms->name, sizeof(ms->name), svc);
-	refcount_inc(&mn->builder->ref);
-	ms->builder = mn->builder;
 
 	mutex_lock(&ms->set_lock);
-	list_for_each_entry(dest, &svc->destinations, n_list) {
-		if (maglev_set_add(ms, dest))
-			break;
-		if (!(ms->nr % MAGLEV_RESCHED_ENTRIES))
-			cond_resched();
-	}
+	maglev_set_add_all(ms, svc);
 	mutex_unlock(&ms->set_lock);
 	if (ms->incomplete) {
 		ms->dead = true;
@@ -660,9 +1280,7 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 		maglev_svc_put(ms);
 		return -ENOMEM;
 	}
-
 	svc->sched_data = ms;
-	/* Writers of the list hold IPVS's configuration mutex; readers RCU. */
 	list_add_tail_rcu(&ms->node, &mn->services);
 	maglev_changed(ms);
 	return 0;
@@ -672,19 +1290,30 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
  * ip_vs_maglev_done_svc() - release a service's scheduler state
  * @svc: the service, being deleted or switched to another scheduler
  *
- * Does not wait for a running build, which discards its table.  Lookups
- * still running on another CPU and /proc readers may use the state until a
- * grace period has passed, so it is freed through RCU.  IPVS may free @svc
- * right after this returns.
+ * Nothing is built or published for it any more; a running build
+ * discards its table.  Lookups and /proc readers may still hold the state:
+ * it is freed after a grace period.  IPVS may free @svc at once.
  *
  * Context: process context, IPVS configuration mutex held.
  */
 static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 {
 	struct maglev_service *ms = svc->sched_data;
+	struct maglev_net *mn = ms->mn;
+	bool listed, idle;
 
 	list_del_rcu(&ms->node);
-	maglev_svc_kill(ms);
+	spin_lock(&mn->lock);
+	ms->dead = true;
+	listed = !list_empty(&ms->pending_node);
+	list_del_init(&ms->pending_node);
+	/* No timer outlives the last pending service (module unload). */
+	idle = list_empty(&mn->pending) && cancel_delayed_work(&mn->work);
+	spin_unlock(&mn->lock);
+	if (idle)
+		maglev_net_put(mn);
+	if (listed)
+		maglev_svc_put(ms);
 	mutex_lock(&ms->set_lock);
 	maglev_set_clear(ms);
 	mutex_unlock(&ms->set_lock);
@@ -692,8 +1321,8 @@ static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
 }
 
 /*
- * add_dest, upd_dest: IPVS has linked @dest into the service, or changed
- * its weight.  The callbacks cannot refuse: a destination that cannot be
+ * add_dest and upd_dest: IPVS has linked @dest into the service, or changed
+ * its weight.  IPVS ignores the return: a destination that cannot be
  * recorded leaves the set incomplete, logged and shown in /proc, and the
  * published table serving until a later callback repairs the set.
  */
@@ -704,7 +1333,7 @@ static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
 
 	mutex_lock(&ms->set_lock);
 	if (ms->incomplete)
-		maglev_set_repair(ms, svc);
+		maglev_set_add_all(ms, svc);
 	else if (maglev_set_add(ms, dest))
 		pr_warn_ratelimited("%s: no memory to record a maglev destination: the table is kept until the next change\n",
 				    ms->name);
@@ -718,21 +1347,28 @@ static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
 				 struct ip_vs_dest *dest)
 {
 	struct maglev_service *ms = svc->sched_data;
-	struct rb_node **link, *parent;
-	struct maglev_dest *d;
-	char name[MAGLEV_ADDR_NAME_MAX];
-	u32 len = maglev_dest_name(name, dest);
+	struct maglev_dest *d, key;
+	struct rb_node *next;
 
 	mutex_lock(&ms->set_lock);
-	d = maglev_set_find(ms, name, len, &link, &parent);
-	if (d)
-		maglev_set_erase(ms, d);
+	d = maglev_set_find(ms, &key, dest);
+	if (d) {
+		next = rb_next(&d->node);
+		ms->live -= !!d->weight;
+		ms->nr--;
+		rb_erase(&d->node, &ms->set);
+		if (rcu_access_pointer(ms->spare) == d->dest)
+			maglev_set_spare(ms, next);
+		kfree(d);
+	}
 	if (ms->incomplete)
-		maglev_set_repair(ms, svc);
+		maglev_set_add_all(ms, svc);
 	mutex_unlock(&ms->set_lock);
 	maglev_changed(ms);
 	return 0;
 }
+
+/* The lookup ("Lookup: O(1), and no window without a server") */
 
 /* Client port of a TCP, UDP or SCTP packet in network order, 0 otherwise. */
 static __be16 maglev_client_port(const struct sk_buff *skb,
@@ -828,11 +1464,8 @@ static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
  * @skb: the packet
  * @iph: its parsed IP header
  *
- * One keyed hash and one table load.  A retired choice, or with flag-1 an
- * overloaded one, falls back (maglev_fallback()); an overloaded one still
- * gets a TCP packet without SYN, whose connection lives there already.
- *
- * Context: softirq or process context, RCU read lock held.
+ * One keyed hash and one table load; a retired choice, or with flag-1 an
+ * overloaded one, falls back.  Context: RCU read lock held.
  * Return: the destination, or NULL (after ip_vs_scheduler_err()).
  */
 static struct ip_vs_dest *ip_vs_maglev_schedule(struct ip_vs_service *svc,
@@ -861,36 +1494,244 @@ refuse:
 	return NULL;
 }
 
+/* /proc/net/ip_vs_maglev: one record a line (docs/reference.md) */
+
+/* A service's state as allocated (ip_vs_maglev_init_svc()), in its mem. */
+static size_t maglev_state_mem(const struct maglev_service *ms)
+{
+	return kmalloc_size_roundup(sizeof(*ms)) +
+	       READ_ONCE(ms->nr) * kmalloc_size_roundup(sizeof(struct maglev_dest));
+}
+
+/* The service line; the destination lines follow from its table. */
+static void maglev_show_service(struct seq_file *seq, struct maglev_iter *it)
+{
+	static const struct maglev_table none = {};
+	struct maglev_service *ms = it->ms;
+	struct maglev_net *mn = ms->mn;
+	const struct maglev_table *t = &none;
+	struct maglev_shared *sh = NULL;
+	const struct maglev_lut *lut;
+	u32 flags = 0, users = 0;
+	size_t mem = maglev_state_mem(ms);
+	u64 gen, table_gen = 0;
+	bool dead;
+
+	/*
+	 * IPVS may free the service without a grace period after done_service
+	 * (ip_vs_add_service()'s error path): read it while not dead.
+	 */
+	rcu_read_lock();
+	spin_lock(&mn->lock);
+	dead = ms->dead;
+	if (!dead)
+		flags = READ_ONCE(ms->svc->flags) & MAGLEV_F_SCHED;
+	gen = ms->gen;
+	lut = rcu_dereference(ms->lut);
+	spin_unlock(&mn->lock);
+	if (dead)
+		goto out;
+	if (lut) {
+		sh = lut->shared;
+		t = lut->table;
+		table_gen = lut->gen;
+		mem += lut->mem;
+		/* Its users share the table's bytes: counted once in all. */
+		users = atomic_read(&sh->users);
+		mem += sh->mem / max(users, 1U);
+		refcount_inc(&sh->ref);
+	}
+	seq_printf(seq,
+		   "service %s size %u key %08x flags 0x%x dests %u builds %llu churn %u build_ns %llu alloc_fail %llu build_fail %llu digest %016llx pending %u gen %llu table_gen %llu mem %zu table %llu shared %u table_mem %zu servers %u incomplete %u\n",
+		   ms->name, t->size, rcu_dereference(ms->mn->key)->fp, flags,
+		   lut ? lut->nr : 0, lut ? lut->builds : 0,
+		   lut ? lut->churn : 0, sh ? sh->build_ns : 0,
+		   READ_ONCE(ms->alloc_fail), READ_ONCE(ms->build_fail),
+		   t->digest, gen != table_gen, gen, table_gen, mem,
+		   sh ? sh->id : 0, users, sh ? sh->mem : 0,
+		   READ_ONCE(ms->nr), READ_ONCE(ms->incomplete));
+out:
+	rcu_read_unlock();
+	maglev_shared_put(it->held);
+	it->held = sh;
+	it->held_pos = seq->index;
+}
+
+/* The namespace's line: its services and tables, each table's bytes once. */
+static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
+{
+	const struct maglev_service *ms;
+	const struct maglev_lut *lut;
+	u32 services = 0;
+	size_t mem = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ms, &mn->services, node) {
+		services++;
+		mem += maglev_state_mem(ms);
+		lut = rcu_dereference(ms->lut);
+		if (lut)
+			mem += lut->mem;
+	}
+	rcu_read_unlock();
+	spin_lock(&mn->lock);
+	seq_printf(seq,
+		   "namespace services %u tables %u fills %llu found %llu mem %zu\n",
+		   services, mn->tables, mn->next_id, READ_ONCE(mn->found),
+		   mem + mn->mem);
+	spin_unlock(&mn->lock);
+}
+
+/* Drop the reference on the service of the last record. */
+static void maglev_seq_stop(struct seq_file *seq, void *v)
+{
+	struct maglev_iter *it = seq->private;
+
+	if (it->ms)
+		maglev_svc_put(it->ms);
+	it->ms = NULL;
+}
+
+/*
+ * The record at *@pos: a destination line of the held table, or the line
+ * of the service at its ordinal (the next one's when the held table has no
+ * more lines), with a reference on the service; NULL past the last one.
+ */
+static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
+{
+	struct maglev_iter *it = seq->private;
+	struct maglev_net *mn = maglev_pernet(it->net);
+	struct maglev_service *ms, *found = NULL;
+	u32 line = *pos & MAGLEV_POS_LINE;
+	loff_t k;
+
+	maglev_seq_stop(seq, NULL);
+	/* Without a service the file is empty. */
+	if (!*pos)
+		return list_empty(&mn->services) ? NULL : SEQ_START_TOKEN;
+	if (line && it->held && it->held_pos == *pos - line &&
+	    line <= it->held->table->nr_backends)
+		return it;
+	if (line)
+		*pos = (*pos | MAGLEV_POS_LINE) + 1;
+	k = (*pos >> MAGLEV_POS_SHIFT) - 1;
+	rcu_read_lock();
+	list_for_each_entry_rcu(ms, &mn->services, node) {
+		if (k) {
+			k--;
+		} else if (refcount_inc_not_zero(&ms->ref)) {
+			/* (One whose last reference is gone has ended.) */
+			found = ms;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	it->ms = found;
+	return found ? it : NULL;
+}
+
+static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
+{
+	*pos = v == SEQ_START_TOKEN ? 1 << MAGLEV_POS_SHIFT : *pos + 1;
+	return maglev_seq_start(seq, pos);
+}
+
+static int maglev_seq_show(struct seq_file *seq, void *v)
+{
+	struct maglev_iter *it = seq->private;
+	u32 line = seq->index & MAGLEV_POS_LINE;
+	const struct maglev_backend *b;
+
+	if (v == SEQ_START_TOKEN) {
+		maglev_show_net(seq, maglev_pernet(it->net));
+	} else if (!line) {
+		maglev_show_service(seq, it);
+	} else {
+		b = &it->held->be[line - 1];
+		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
+			   (int)b->name_len, b->name, b->weight, b->slots,
+			   b->drain_weight);
+	}
+	return 0;
+}
+
+static const struct seq_operations maglev_seq_ops = {
+	.start = maglev_seq_start,
+	.next = maglev_seq_next,
+	.stop = maglev_seq_stop,
+	.show = maglev_seq_show,
+};
+
+static int maglev_proc_open(struct inode *inode, struct file *file)
+{
+	struct net *net = maybe_get_net(pde_data(inode));
+	struct maglev_iter *it;
+
+	if (!net)
+		return -ENXIO;
+	it = __seq_open_private(file, &maglev_seq_ops, sizeof(*it));
+	if (!it) {
+		put_net(net);
+		return -ENOMEM;
+	}
+	it->net = net;
+	return 0;
+}
+
+static int maglev_proc_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *seq = file->private_data;
+	struct maglev_iter *it = seq->private;
+
+	maglev_shared_put(it->held);
+	put_net(it->net);
+	return seq_release_private(inode, file);
+}
+
+static const struct proc_ops maglev_proc_ops = {
+	.proc_open = maglev_proc_open,
+	.proc_read_iter = seq_read_iter,
+	.proc_lseek = seq_lseek,
+	.proc_release = maglev_proc_release,
+};
+
 /* Registration */
 
 static int __net_init maglev_net_init(struct net *net)
 {
-	struct maglev_net *mn = maglev_pernet(net);
+	struct maglev_net *mn = kzalloc(sizeof(*mn), GFP_KERNEL_ACCOUNT);
 	int ret;
 
+	if (!mn)
+		return -ENOMEM;
+	refcount_set(&mn->ref, 1);
+	spin_lock_init(&mn->lock);
+	INIT_LIST_HEAD(&mn->pending);
+	INIT_DELAYED_WORK(&mn->work, maglev_net_work);
+	hash_init(mn->hash);
 	INIT_LIST_HEAD(&mn->services);
 	mn->net = net;
-	mn->builder = maglev_builder_alloc();
-	if (!mn->builder)
-		return -ENOMEM;
 	/*
 	 * Whoever has CAP_NET_ADMIN in a namespace reads its key, a pod's
 	 * CNI plugin too: only the initial namespace starts with hash_key.
 	 */
 	kernel_param_lock(THIS_MODULE);
-	mn->builder->table_size = maglev_table_size;
-	mn->builder->holdoff_ms = maglev_holdoff_ms;
+	mn->table_size = maglev_table_size;
+	mn->holdoff_ms = maglev_holdoff_ms;
 	ret = maglev_set_key(mn, net_eq(net, &init_net) ?
 			     maglev_hash_key : maglev_public_key);
 	kernel_param_unlock(THIS_MODULE);
 	if (ret)
-		goto fail_builder;
+		goto fail;
 	ret = maglev_sysctl_register(net, mn);
 	if (ret)
 		goto fail_key;
-	ret = maglev_proc_init(net);
-	if (ret)
+	ret = -ENOMEM;
+	if (IS_ENABLED(CONFIG_PROC_FS) &&
+	    !proc_create_data("ip_vs_maglev", 0444, net->proc_net,
+			      &maglev_proc_ops, net))
 		goto fail_sysctl;
+	*(struct maglev_net **)net_generic(net, maglev_net_id) = mn;
 	return 0;
 
 fail_sysctl:
@@ -898,8 +1739,8 @@ fail_sysctl:
 	kfree(mn->ctl);
 fail_key:
 	kfree_sensitive(rcu_dereference_protected(mn->key, true));
-fail_builder:
-	maglev_builder_put(mn->builder);
+fail:
+	kfree(mn);
 	return ret;
 }
 
@@ -908,22 +1749,22 @@ static void __net_exit maglev_net_exit(struct net *net)
 	struct maglev_net *mn = maglev_pernet(net);
 
 	/*
-	 * IPVS flushes the services after this (docs/design.md, "Namespace
-	 * exit"); a lookup may still hold the key under RCU.
+	 * IPVS flushes the services after this ("Namespace exit"); a lookup
+	 * may still hold the key under RCU.
 	 */
-	maglev_proc_exit(net);
+	remove_proc_entry("ip_vs_maglev", net->proc_net);
 	unregister_net_sysctl_table(mn->sysctl);
 	kfree(mn->ctl);
-	maglev_builder_put(mn->builder);
 	call_rcu(&rcu_dereference_protected(mn->key, true)->rcu,
 		 maglev_key_free_rcu);
+	maglev_net_put(mn);
 }
 
 static struct pernet_operations maglev_net_ops = {
 	.init = maglev_net_init,
 	.exit = maglev_net_exit,
 	.id = &maglev_net_id,
-	.size = sizeof(struct maglev_net),
+	.size = sizeof(struct maglev_net *),
 };
 
 static struct ip_vs_scheduler ip_vs_maglev_scheduler = {

@@ -77,9 +77,6 @@ int maglev_check_size(u32 size, const char **why)
  * @size: configured table size M
  * @nr_backends: number of backends N, weight 0 included
  *
- * Callers pass the size they are about to allocate and build through this;
- * maglev_build() refuses N > M.
- *
  * Return: @size if @nr_backends <= @size (or @nr_backends is above
  * %MAGLEV_MAX_BACKENDS, which maglev_build() refuses anyway); otherwise the
  * smallest prime >= @nr_backends, a valid table size.
@@ -225,33 +222,9 @@ u32 maglev_rehash(u32 hash, u32 i)
 	return x;
 }
 
-/* Append @v in decimal (@hex false) or lower-case hex, no leading zeros. */
-static char *maglev_put_num(char *p, u32 v, bool hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	u32 base = hex ? 16 : 10;
-	char tmp[10];
-	int n = 0;
-
-	do {
-		tmp[n++] = digits[v % base];
-		v /= base;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 static char *maglev_put_ipv4(char *p, const u8 *a)
 {
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		if (i)
-			*p++ = '.';
-		p = maglev_put_num(p, a[i], false);
-	}
-	return p;
+	return p + sprintf(p, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
 }
 
 /* RFC 5952 text of an IPv6 address, exactly as glibc's inet_ntop(). */
@@ -292,7 +265,7 @@ static char *maglev_put_ipv6(char *p, const u8 *a)
 		if (i == 6 && best == 0 &&
 		    (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
 			return maglev_put_ipv4(p, a + 12);
-		p = maglev_put_num(p, w[i], true);
+		p += sprintf(p, "%x", w[i]);
 	}
 	if (best >= 0 && best + best_len == 8)
 		*p++ = ':';
@@ -319,29 +292,20 @@ static char *maglev_put_ipv6(char *p, const u8 *a)
 int maglev_format_name(char *buf, size_t len, const void *addr,
 		       u32 addr_len, u16 port)
 {
-	char tmp[MAGLEV_ADDR_NAME_MAX + 1], *p = tmp;
+	char ip[MAGLEV_ADDR_NAME_MAX];
+	int n = -EINVAL;
 
-	if (addr_len == 4) {
-		p = maglev_put_ipv4(p, addr);
-	} else if (addr_len == 16) {
-		*p++ = '[';
-		p = maglev_put_ipv6(p, addr);
-		*p++ = ']';
-	} else {
-		if (len)
-			buf[0] = '\0';
-		return -EINVAL;
+	if (addr_len == 4 || addr_len == 16) {
+		*(addr_len == 4 ? maglev_put_ipv4(ip, addr) :
+				  maglev_put_ipv6(ip, addr)) = '\0';
+		n = snprintf(buf, len, addr_len == 4 ? "%s:%u" : "[%s]:%u",
+			     ip, port);
+		if ((size_t)n >= len)
+			n = -ENOSPC;
 	}
-	*p++ = ':';
-	p = maglev_put_num(p, port, false);
-	if ((size_t)(p - tmp) >= len) {
-		if (len)
-			buf[0] = '\0';
-		return -ENOSPC;
-	}
-	memcpy(buf, tmp, p - tmp);
-	buf[p - tmp] = '\0';
-	return (int)(p - tmp);
+	if (n < 0 && len)
+		buf[0] = '\0';
+	return n;
 }
 
 /**
@@ -378,18 +342,6 @@ int maglev_backend_cmp(const void *pa, const void *pb)
 	return maglev_name_cmp(a->name, a->name_len, b->name, b->name_len);
 }
 
-/**
- * maglev_sort_backends() - sort backends into name order
- * @b: the backends, with their @priv
- * @n: their number
- *
- * The order maglev_build() requires; each build sorts once.
- */
-void maglev_sort_backends(struct maglev_backend *b, u32 n)
-{
-	sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
-}
-
 /*
  * Turns per round from the weights (docs/specification.md, "Turns").  With
  * @drain set, a draining backend counts with its drain_weight.
@@ -403,6 +355,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	for (i = 0; i < n; i++) {
 		u32 w = b[i].weight;
 
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		if (!w && drain)
 			w = b[i].drain_weight;
 		b[i].turns = w;
@@ -414,6 +367,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	if (!pos)
 		return;
 	for (i = 0; i < n; i++) {
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		b[i].turns /= g;
 		total += b[i].turns;
 	}
@@ -427,6 +381,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 	for (i = 0; i < n; i++) {
 		u64 t;
 
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		if (!b[i].turns)
 			continue;
 		t = div64_u64((u64)b[i].turns * (size - min(size, pos)),
@@ -437,7 +392,7 @@ static void maglev_compute_turns(struct maglev_backend *b, u32 n, u32 size,
 
 /**
  * maglev_prepare() - validate backends, derive offset, skip and turns
- * @b: backends in name order (maglev_sort_backends())
+ * @b: backends in name order (maglev_backend_cmp())
  * @n: number of backends
  * @size: table size M
  * @why: if not NULL, set to a reason on error
@@ -469,6 +424,7 @@ VISIBLE_IF_KUNIT int maglev_prepare(struct maglev_backend *b, u32 n,
 	for (i = 0; i < n; i++) {
 		u32 h;
 
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		if (!b[i].name_len || b[i].name_len > MAGLEV_NAME_MAX) {
 			maglev_set_why(why, "backend name must be 1 to 64 bytes");
 			return -EINVAL;
@@ -504,24 +460,17 @@ static inline void maglev_set_bit(u64 *bm, u32 bit)
 	bm[bit / 64] |= 1ULL << (bit % 64);
 }
 
-/* skip^-1 mod size, for a prime size and 0 < skip < size. */
+/* skip^-1 mod size, for a prime size and 0 < skip < size: skip^(size-2). */
 static u32 maglev_inverse_mod(u32 skip, u32 size)
 {
-	s64 t = 0, nt = 1;
-	u32 r = size, nr = skip;
+	u32 e = size - 2, r = 1, x = skip;
 
-	while (nr) {
-		u32 q = r / nr, tmp = r - q * nr;
-		s64 tt = t - (s64)q * nt;
-
-		t = nt;
-		nt = tt;
-		r = nr;
-		nr = tmp;
+	for (; e; e >>= 1) {
+		if (e & 1)
+			div_u64_rem((u64)r * x, size, &r);
+		div_u64_rem((u64)x * x, size, &x);
 	}
-	if (t < 0)
-		t += size;
-	return (u32)t;
+	return r;
 }
 
 /*
@@ -552,25 +501,12 @@ static u32 maglev_fill_tail(struct maglev_cursor *c, u32 *empty,
 	return e;
 }
 
-/* Count @steps of work down from MAGLEV_RESCHED_STEPS; reschedule at 0. */
-static inline void maglev_spend(u32 *budget, u32 steps)
-{
-	maglev_test_steps(steps);
-	if (unlikely(*budget <= steps)) {
-		maglev_cond_resched();
-		*budget = MAGLEV_RESCHED_STEPS;
-	} else {
-		*budget -= steps;
-	}
-}
-
-static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
-				u32 *budget)
+static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty)
 {
 	u32 s, k = 0;
 
 	for (s = 0; s < size; s++) {
-		maglev_spend(budget, 1);
+		maglev_resched(s, MAGLEV_RESCHED_STEPS);
 		if (!maglev_test_bit(bm, s))
 			empty[k++] = s;
 	}
@@ -578,32 +514,23 @@ static u32 maglev_collect_empty(const u64 *bm, u32 size, u32 *empty,
 }
 
 /*
- * Walk a backend's preference sequence to its first empty slot.  The
- * budget is checked against a count kept in a register, one compare a
- * probe; a walk that uses it up reschedules in the middle.
+ * Walk a backend's preference sequence to its first empty slot, with a
+ * reschedule point every MAGLEV_RESCHED_STEPS probes of the fill.
  */
 static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
-			      u32 size, u64 *probes, u32 *budget)
+			      u32 size, u64 *probes)
 {
-	u32 pos = c->pos, p = 1, left = *budget;
+	u32 pos = c->pos;
 
-	while (maglev_test_bit(bm, pos)) {
+	for (;;) {
+		if (unlikely(!(++*probes % MAGLEV_RESCHED_STEPS)))
+			cond_resched();
+		if (!maglev_test_bit(bm, pos))
+			return pos;
 		pos += c->skip;
 		if (pos >= size)
 			pos -= size;
-		if (unlikely(p == left)) {
-			*probes += p;
-			maglev_test_steps(p);
-			maglev_cond_resched();
-			left = MAGLEV_RESCHED_STEPS;
-			p = 0;
-		}
-		p++;
 	}
-	*probes += p;
-	*budget = left;
-	maglev_spend(budget, p);
-	return pos;
 }
 
 /**
@@ -621,9 +548,7 @@ static inline u32 maglev_walk(const u64 *bm, const struct maglev_cursor *c,
  * shortcut for the last empty slots; the result is identical to the plain
  * fill.  With no turns at all the table is empty.
  *
- * Context: in the kernel, calls cond_resched() when it starts, every
- * %MAGLEV_RESCHED_STEPS probes and before it returns, so the caller must be
- * able to sleep.
+ * Context: in the kernel, may sleep (cond_resched()).
  * Return: the number of slots filled: @size, or 0 for an empty table.
  */
 VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
@@ -633,19 +558,19 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 	u64 *bm = (u64 *)((u8 *)work + maglev_slots_bytes(size));
 	struct maglev_cursor *cur = (void *)((u8 *)bm + maglev_bitmap_bytes(size));
 	u32 *empty = (u32 *)(cur + n);
-	u32 budget = MAGLEV_RESCHED_STEPS, left = size, nr_empty = 0, i, k;
+	u32 left = size, nr_empty = 0, i, k;
 	bool any = false, tail = false;
 	u64 probes = 0;
 
-	maglev_cond_resched();
+	cond_resched();
 	memset(bm, 0, maglev_bitmap_bytes(size));
 	for (i = 0; i < n; i++) {
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		cur[i].pos = b[i].offset;
 		cur[i].skip = b[i].skip;
 		cur[i].inv = 0;
 		cur[i].turns = b[i].turns;
-		if (b[i].turns)
-			any = true;
+		any |= !!b[i].turns;
 	}
 	if (!any) {
 		memset(slot, 0xff, (size_t)size * sizeof(u16));
@@ -660,11 +585,9 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 				u32 pos;
 
 				if (likely(!tail)) {
-					pos = maglev_walk(bm, c, size, &probes,
-							  &budget);
+					pos = maglev_walk(bm, c, size, &probes);
 				} else {
 					probes += nr_empty;
-					maglev_spend(&budget, nr_empty);
 					pos = maglev_fill_tail(c, empty,
 							       &nr_empty, size);
 				}
@@ -678,8 +601,7 @@ VISIBLE_IF_KUNIT u32 maglev_fill(u16 *slot, u32 size,
 				if (unlikely(left == MAGLEV_TAIL_SLOTS)) {
 					tail = true;
 					nr_empty = maglev_collect_empty(bm, size,
-									empty,
-									&budget);
+									empty);
 				}
 			}
 		}
@@ -690,7 +612,7 @@ done:
 		st->fills++;
 	}
 out:
-	maglev_cond_resched();
+	cond_resched();
 	return size - left;
 }
 
@@ -754,8 +676,7 @@ static void maglev_pack_end(struct maglev_packer *pk,
  * digest group, and the last, partial group one slot at a time.
  */
 static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
-			  struct maglev_backend *b, u32 n, u32 filled,
-			  u32 *budget)
+			  struct maglev_backend *b, u32 n, u32 filled)
 {
 	u32 width = maglev_pack_header(t, size, n, filled);
 	struct maglev_packer pk = { .p = t->byte };
@@ -763,13 +684,15 @@ static void maglev_finish(struct maglev_table *t, const u16 *slot, u32 size,
 	u64 d = maglev_mix64(DIGEST_TAG ^ size);
 
 	d = maglev_mix64(d ^ n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		d = maglev_hash(b[i].name, b[i].name_len, d);
+	}
 	for (s = 0; s + 4 <= size; s += 4) {
 		u32 v0 = slot[s], v1 = slot[s + 1], v2 = slot[s + 2];
 		u32 v3 = slot[s + 3];
 
-		maglev_spend(budget, 4);
+		maglev_resched(s, MAGLEV_RESCHED_STEPS);
 		d = maglev_mix64(d ^ ((u64)v0 | (u64)v1 << 16 | (u64)v2 << 32 |
 				      (u64)v3 << 48));
 		if (!filled)
@@ -813,7 +736,7 @@ static bool maglev_is_draining(const struct maglev_backend *b)
  * maglev_build() - build a complete table from a set of backends
  * @t: table to build, maglev_table_bytes(@size, @n) bytes
  * @size: table size M
- * @b: backends in name order (maglev_sort_backends()); their offset, skip,
+ * @b: backends in name order (maglev_backend_cmp()); their offset, skip,
  *	turns and slots are set
  * @n: number of backends, 0 for an empty table
  * @work: scratch area of maglev_work_bytes(@size, @n) bytes
@@ -831,7 +754,7 @@ static bool maglev_is_draining(const struct maglev_backend *b)
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why)
 {
-	u32 budget = MAGLEV_RESCHED_STEPS, filled, i, s;
+	u32 filled, i, s;
 	u16 *slot = work;
 	bool drain = false;
 	int err;
@@ -852,7 +775,7 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 * MAGLEV_NONE: then all of them were draining ones.  The
 		 * last pass counts the slots again.
 		 */
-		maglev_finish(t, slot, size, b, n, filled, &budget);
+		maglev_finish(t, slot, size, b, n, filled);
 		for (i = 0; i < n; i++)
 			b[i].slots = 0;
 		maglev_compute_turns(b, n, size, false);
@@ -860,15 +783,15 @@ int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		for (s = 0; s < size; s++) {
 			u32 o = maglev_table_get(t, s);
 
-			maglev_spend(&budget, 1);
+			maglev_resched(s, MAGLEV_RESCHED_STEPS);
 			if (!maglev_is_draining(&b[o]))
 				slot[s] = (u16)o;
 		}
 		maglev_compute_turns(b, n, size, true);
 	}
 
-	maglev_finish(t, slot, size, b, n, filled, &budget);
-	maglev_cond_resched();
+	maglev_finish(t, slot, size, b, n, filled);
+	cond_resched();
 	return 0;
 }
 
@@ -894,14 +817,12 @@ size_t maglev_churn_bytes(u32 on)
  * @new: new table
  * @nb: its backends in name order
  * @nn: number of @nb
- * @work: scratch area of at least maglev_churn_bytes(@on) bytes (which
- *	maglev_work_bytes(@new->size, @on) bytes also are)
+ * @work: scratch area of at least maglev_churn_bytes(@on) bytes
  *
- * Owners are compared by name, not by index, and "none" is an owner of
- * its own: a slot that gains or loses its owner counts, so a change to an
- * empty table (the last backend removed) counts all M slots.  Without a
- * previous table every owned slot of @new counts; with a different table
- * size every slot of @new counts, unless both tables are empty.
+ * Owners are compared by name, and "none" is an owner of its own: a
+ * change to an empty table counts all M slots.  Without a previous table
+ * every owned slot of @new counts; with another table size every slot of
+ * @new counts, unless both tables are empty.
  *
  * Context: in the kernel, may sleep (cond_resched()).
  * Return: number of slots whose owner changed.
@@ -911,7 +832,7 @@ u32 maglev_churn(const struct maglev_table *old,
 		 const struct maglev_table *new,
 		 const struct maglev_backend *nb, u32 nn, void *work)
 {
-	u32 budget = MAGLEV_RESCHED_STEPS, i, j = 0, s, churn = 0;
+	u32 i, j = 0, s, churn = 0;
 	u16 *map = work;
 
 	if (!old)
@@ -924,16 +845,17 @@ u32 maglev_churn(const struct maglev_table *old,
 	for (i = 0; i < on; i++) {
 		int r = 1;
 
+		maglev_resched(i, MAGLEV_RESCHED_BACKENDS);
 		while (j < nn && (r = maglev_backend_cmp(&nb[j], &ob[i])) < 0)
 			j++;
 		map[i] = (j < nn && !r) ? (u16)j : MAGLEV_NONE;
 	}
 	for (s = 0; s < new->size; s++) {
-		maglev_spend(&budget, 1);
+		maglev_resched(s, MAGLEV_RESCHED_STEPS);
 		/* An owner that is gone differs from any new owner. */
 		churn += map[maglev_table_get(old, s)] !=
 			 maglev_table_get(new, s);
 	}
-	maglev_cond_resched();
+	cond_resched();
 	return churn;
 }

@@ -18,7 +18,7 @@
 #include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/siphash.h>
-#include <linux/sort.h>
+#include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #include <linux/unaligned.h>

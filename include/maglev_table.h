@@ -21,40 +21,21 @@
 #define MAGLEV_NONE		0xffffU
 /*
  * Work between two reschedule points, in probes of a fill or slots of a
- * pass over the table (about 0.2 ms), and the empty slots left when the
- * fill stops walking (docs/specification.md, "How maglev_table.c
- * implements it").
+ * pass over the table, or in backends (each about 0.2 ms); and the empty
+ * slots left when the fill stops walking (docs/specification.md, "How
+ * maglev_table.c implements it").
  */
-#define MAGLEV_RESCHED_STEPS	65536U
+#define MAGLEV_RESCHED_STEPS	16384U
+#define MAGLEV_RESCHED_BACKENDS	4096U
 #define MAGLEV_TAIL_SLOTS	128U
 /* Longest name maglev_format_name() writes, without the NUL. */
 #define MAGLEV_ADDR_NAME_MAX	47
 
-/*
- * The algorithm reports its work, @steps probes or slots at a time, and
- * each reschedule point; a test build (the KUnit suite, or a host test
- * built with -DMAGLEV_RESCHED_TEST) defines these to measure the stretches
- * between them.
- */
-#if defined(MAGLEV_KUNIT) || defined(MAGLEV_RESCHED_TEST)
-void maglev_test_steps(u32 steps);
-void maglev_test_resched(void);
-#else
-static inline void maglev_test_steps(u32 steps)
+/* A reschedule point every @every steps of a loop. */
+static inline void maglev_resched(u32 i, u32 every)
 {
-	(void)steps;
-}
-
-static inline void maglev_test_resched(void)
-{
-}
-#endif
-
-/* Long fills (M up to 5000011) give the CPU up now and then. */
-static inline void maglev_cond_resched(void)
-{
-	cond_resched();
-	maglev_test_resched();
+	if (!(i % every))
+		cond_resched();
 }
 
 /**
@@ -66,7 +47,7 @@ static inline void maglev_cond_resched(void)
  *	with weight 0)
  * @drain_weight: 0..MAGLEV_WEIGHT_MAX; with @weight 0, the weight whose
  *	slots the backend hands over to the others (draining); 0 for none
- * @priv: caller's cookie, carried along by maglev_sort_backends()
+ * @priv: caller's cookie
  * @offset: start of the preference sequence (output of maglev_build(),
  *	input of maglev_fill())
  * @skip: stride of the preference sequence, 1..M-1 (as @offset)
@@ -135,7 +116,6 @@ int maglev_format_name(char *buf, size_t len, const void *addr,
 
 int maglev_name_cmp(const char *a, u32 alen, const char *b, u32 blen);
 int maglev_backend_cmp(const void *a, const void *b);
-void maglev_sort_backends(struct maglev_backend *b, u32 n);
 int maglev_build(struct maglev_table *t, u32 size, struct maglev_backend *b,
 		 u32 n, void *work, struct maglev_stats *st, const char **why);
 u32 maglev_churn(const struct maglev_table *old,
@@ -156,21 +136,6 @@ u32 maglev_fill(u16 *slot, u32 size, const struct maglev_backend *b, u32 n,
 /* Bytes of a hash key, and the message its fingerprint is computed over. */
 #define MAGLEV_KEY_BYTES	16
 #define MAGLEV_KEY_FP_MSG	"ip_vs_maglev fingerprint"
-
-/**
- * maglev_key_hash() - the client key hash of a byte string
- * @data: key bytes
- * @len: number of bytes
- * @key: the hash key (maglev_hkey_from_bytes())
- *
- * Return: hsiphash() of @data under @key; maglev_hash_ip4() and its
- * siblings give the same for their keys without a buffer.
- */
-static inline u32 maglev_key_hash(const void *data, size_t len,
-				  const hsiphash_key_t *key)
-{
-	return hsiphash(data, len, key);
-}
 
 /**
  * maglev_hash_ip4() - client hash of an IPv4 address
@@ -246,27 +211,20 @@ static inline u32 maglev_hash_ip6_port(const void *addr, __be16 port,
 
 /**
  * maglev_key_fingerprint() - a short public fingerprint of a hash key
- * @key: the whole 128-bit hash key (maglev_key_from_bytes())
+ * @b: the key's %MAGLEV_KEY_BYTES bytes, as written in hex
  *
- * Return: the upper 32 bits of SipHash-2-4 of %MAGLEV_KEY_FP_MSG under
- * @key; it tells keys apart without revealing them.
+ * Return: the upper 32 bits of SipHash-2-4 of %MAGLEV_KEY_FP_MSG under the
+ * key whose k0 and k1 are the bytes read little-endian; it tells keys
+ * apart without revealing them.
  */
-static inline u32 maglev_key_fingerprint(const siphash_key_t *key)
+static inline u32 maglev_key_fingerprint(const u8 *b)
 {
 	static const char msg[] = MAGLEV_KEY_FP_MSG;
+	siphash_key_t key = {
+		{ get_unaligned_le64(b), get_unaligned_le64(b + 8) }
+	};
 
-	return siphash(msg, sizeof(msg) - 1, key) >> 32;
-}
-
-/**
- * maglev_key_from_bytes() - the whole hash key from its 16 bytes
- * @key: the key to set
- * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
- */
-static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
-{
-	key->key[0] = get_unaligned_le64(b);
-	key->key[1] = get_unaligned_le64(b + 8);
+	return siphash(msg, sizeof(msg) - 1, &key) >> 32;
 }
 
 /**
@@ -274,8 +232,8 @@ static inline void maglev_key_from_bytes(siphash_key_t *key, const u8 *b)
  * @key: the key to set
  * @b: %MAGLEV_KEY_BYTES bytes, as written in hex
  *
- * k0 and k1 as maglev_key_from_bytes() reads them; a 32-bit kernel's
- * unsigned long keeps their low 32 bits, K[0..3] and K[8..11].
+ * k0 and k1 read little-endian; a 32-bit kernel's unsigned long keeps
+ * their low 32 bits, K[0..3] and K[8..11].
  */
 static inline void maglev_hkey_from_bytes(hsiphash_key_t *key, const u8 *b)
 {

@@ -64,9 +64,9 @@ static struct ip_vs_dest *test_dest4(struct kunit *test, u32 i)
 }
 
 /* The initial namespace's builder, with table size 251 and no hold-off. */
-static struct maglev_builder *test_builder(struct kunit *test)
+static struct maglev_net *test_builder(struct kunit *test)
 {
-	struct maglev_builder *b = maglev_pernet(&init_net)->builder;
+	struct maglev_net *b = maglev_pernet(&init_net);
 	unsigned int *saved = kunit_kmalloc(test, 2 * sizeof(*saved),
 					    GFP_KERNEL);
 
@@ -79,7 +79,7 @@ static struct maglev_builder *test_builder(struct kunit *test)
 
 static void test_builder_exit(struct kunit *test)
 {
-	struct maglev_builder *b = maglev_pernet(&init_net)->builder;
+	struct maglev_net *b = maglev_pernet(&init_net);
 	unsigned int *saved = test->priv;
 
 	if (saved) {
@@ -166,10 +166,10 @@ static void test_unpend(struct kunit *test, struct maglev_service *ms)
 	int i;
 
 	for (i = 0; i < 200 && !list_empty(&ms->pending_node); i++) {
-		flush_delayed_work(&ms->builder->work);
+		flush_delayed_work(&ms->mn->work);
 		msleep(20);
 	}
-	flush_delayed_work(&ms->builder->work);
+	flush_delayed_work(&ms->mn->work);
 	KUNIT_EXPECT_TRUE(test, list_empty(&ms->pending_node));
 }
 
@@ -182,7 +182,7 @@ static const struct maglev_lut *test_settle(struct kunit *test,
 	int i;
 
 	for (i = 0; i < 200; i++) {
-		flush_delayed_work(&ms->builder->work);
+		flush_delayed_work(&ms->mn->work);
 		lut = rcu_dereference_protected(ms->lut, 1);
 		if (lut && lut->gen == READ_ONCE(ms->gen) &&
 		    list_empty(&ms->pending_node))
@@ -254,7 +254,7 @@ static void maglev_name_test(struct kunit *test)
 {
 	const struct name_case *c = test->param_value;
 	struct ip_vs_dest *d = test_dest(test, c->af, c->addr, c->port);
-	char buf[MAGLEV_ADDR_NAME_MAX];
+	char buf[MAGLEV_ADDR_NAME_MAX + 1];
 	u32 n = maglev_dest_name(buf, d);
 
 	KUNIT_ASSERT_EQ(test, n, (u32)strlen(c->want));
@@ -345,7 +345,7 @@ static void maglev_set_order_test(struct kunit *test)
 	static const u32 none[SET_N];
 	u32 dw[SET_N] = { 0 }, wd[SET_N];
 	struct ip_vs_dest *a[SET_N], *b[SET_N];
-	struct maglev_builder *bl = test_builder(test);
+	struct maglev_net *bl = test_builder(test);
 	struct ip_vs_service *sa = test_service(test), *sb = test_service(test);
 	const struct maglev_lut *la, *lb;
 	u64 found = READ_ONCE(bl->found), digest;
@@ -419,7 +419,7 @@ static void maglev_trash_reuse_test(struct kunit *test)
 		for (i = 0; i < SET_N; i++) {
 			test_del(svc, d[i]);
 			if (round % 2)
-				flush_delayed_work(&maglev_pernet(&init_net)->builder->work);
+				flush_delayed_work(&maglev_pernet(&init_net)->work);
 			test_add(svc, d[i], 1);
 		}
 		lut = test_settle(test, svc);
@@ -618,7 +618,7 @@ static void maglev_switch_test(struct kunit *test)
  */
 static void maglev_holdoff_test(struct kunit *test)
 {
-	struct maglev_builder *b = test_builder(test);
+	struct maglev_net *b = test_builder(test);
 	struct ip_vs_service *svc;
 	struct maglev_service *ms;
 	const struct maglev_lut *lut;

@@ -17,6 +17,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/sprintf.h>
 #include <linux/string.h>
 #include <linux/time64.h>
@@ -150,7 +151,7 @@ static int build_run(struct build *bd)
 {
 	int err;
 
-	maglev_sort_backends(bd->b, bd->n);
+	sort(bd->b, bd->n, sizeof(*bd->b), maglev_backend_cmp, NULL);
 	err = maglev_build(bd->t, bd->size, bd->b, bd->n, bd->work, NULL, NULL);
 
 	if (!err && build_unpack(bd))
@@ -238,7 +239,7 @@ static void maglev_sequence_permutation_test(struct kunit *test)
 					 "10.0.%u.%u:80", i / 200, i % 200);
 		b[i].weight = 1;
 	}
-	maglev_sort_backends(b, n);
+	sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
 	KUNIT_ASSERT_EQ(test, maglev_prepare(b, n, m, NULL), 0);
 	for (i = 0; i < n; i++) {
 		u32 pos = b[i].offset;
@@ -420,7 +421,7 @@ static void maglev_too_many_backends_test(struct kunit *test)
 		name_ip(&bd->b[i], i);
 		bd->b[i].weight = 1;
 	}
-	maglev_sort_backends(bd->b, 252);
+	sort(bd->b, 252, sizeof(*bd->b), maglev_backend_cmp, NULL);
 	KUNIT_ASSERT_EQ(test, maglev_build(bd->t, 251, bd->b, 251, bd->work,
 					   NULL, &why), 0);
 	digest = bd->t->digest;
@@ -952,110 +953,6 @@ static void maglev_empty_width_test(struct kunit *test)
 
 /* ------------------------------------------------------------------ */
 
-/*
- * The longest stretch of work between two reschedule points.  Only while
- * the case runs; nothing else builds a table then (the module has no
- * services during the KUnit boot, and the suites run one case at a time).
- * Not keyed by task: a module cannot use "current" on i386 6.12
- * (const_pcpu_hot is not exported).
- */
-static struct {
-	bool active;
-	u64 steps, total, longest;
-	u64 since_ns, longest_ns;	/* the time since the last point */
-	u32 calls;
-} resched_probe;
-
-/* The longest time between two points, or since the last one. */
-static void resched_probe_time(void)
-{
-	u64 now = ktime_get_ns();
-
-	resched_probe.longest_ns = max(resched_probe.longest_ns,
-				       now - resched_probe.since_ns);
-	resched_probe.since_ns = now;
-}
-
-void maglev_test_steps(u32 steps)
-{
-	if (!READ_ONCE(resched_probe.active))
-		return;
-	resched_probe.steps += steps;
-	resched_probe.total += steps;
-}
-
-void maglev_test_resched(void)
-{
-	if (!READ_ONCE(resched_probe.active))
-		return;
-	resched_probe.longest = max(resched_probe.longest,
-				    resched_probe.steps);
-	resched_probe.steps = 0;
-	resched_probe.calls++;
-	resched_probe_time();
-}
-
-/*
- * At the largest size, with a backend draining (two fills, the drain
- * merge), and a churn against the previous table: no stretch between
- * reschedule points is longer than MAGLEV_RESCHED_STEPS probes or slots
- * (plus one tail claim), and the steps counted cover every probe and the
- * loops over the table.
- */
-static void maglev_resched_test(struct kunit *test)
-{
-	const u32 m = MAGLEV_SIZE_MAX, n = 1000;
-	struct build *a = build_alloc(test, m, n);
-	struct build *b = build_alloc(test, m, n);
-	struct maglev_stats st = {};
-	u64 longest;
-	u32 i;
-
-	for (i = 0; i < n; i++) {
-		name_ip(&a->b[i], i);
-		a->b[i].weight = 1 + i % 5;
-		b->b[i] = a->b[i];
-	}
-	b->b[7].drain_weight = b->b[7].weight;
-	b->b[7].weight = 0;
-	maglev_sort_backends(a->b, n);
-	maglev_sort_backends(b->b, n);
-	KUNIT_ASSERT_EQ(test, maglev_build(a->t, m, a->b, n, a->work, NULL,
-					   NULL), 0);
-
-	resched_probe.steps = 0;
-	resched_probe.total = 0;
-	resched_probe.longest = 0;
-	resched_probe.calls = 0;
-	resched_probe.longest_ns = 0;
-	resched_probe.since_ns = ktime_get_ns();
-	WRITE_ONCE(resched_probe.active, true);
-	KUNIT_EXPECT_EQ(test, maglev_build(b->t, m, b->b, n, b->work, &st,
-					   NULL), 0);
-	KUNIT_EXPECT_GT(test, maglev_churn(a->t, a->b, n, b->t, b->b, n,
-					   b->work), 0U);
-	WRITE_ONCE(resched_probe.active, false);
-	longest = max(resched_probe.longest, resched_probe.steps);
-	resched_probe_time();
-
-	/*
-	 * The time is printed, not asserted: it is the kernel's (a debug
-	 * kernel under emulation is many times slower than hardware), and
-	 * interrupts count in it.
-	 */
-	kunit_info(test, "M %u: %llu probes, %llu steps, %u reschedule points, longest stretch %llu steps, %llu us\n",
-		   m, st.probes, resched_probe.total, resched_probe.calls,
-		   longest, div_u64(resched_probe.longest_ns, NSEC_PER_USEC));
-	KUNIT_EXPECT_EQ(test, st.fills, 2U);
-	KUNIT_EXPECT_LE(test, longest,
-			(u64)MAGLEV_RESCHED_STEPS + MAGLEV_TAIL_SLOTS);
-	/* the probes, and the drain merge, counts, digest, packing, churn */
-	KUNIT_EXPECT_GE(test, resched_probe.total, st.probes + 5ULL * m);
-	KUNIT_EXPECT_GE(test, (u64)resched_probe.calls,
-			div_u64(resched_probe.total, MAGLEV_RESCHED_STEPS +
-				MAGLEV_TAIL_SLOTS));
-}
-
 static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_worked_example_test, example_gen_params),
 	KUNIT_CASE_PARAM(maglev_sequence_permutation_test,
@@ -1078,7 +975,6 @@ static struct kunit_case maglev_table_test_cases[] = {
 	KUNIT_CASE_PARAM(maglev_format_name_test, name_gen_params),
 	KUNIT_CASE_PARAM(maglev_width_test, width_gen_params),
 	KUNIT_CASE(maglev_empty_width_test),
-	KUNIT_CASE_SLOW(maglev_resched_test),
 	{}
 };
 

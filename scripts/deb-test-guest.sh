@@ -18,14 +18,14 @@ proc=/proc/net/ip_vs_maglev
 check "ip-vs-mh-maglev-dkms: ip_vs_maglev is unloaded first" \
 	sh -c '! grep -q "^ip_vs_maglev " /proc/modules'
 # Only one of the two at a time: with ip_vs_maglev loaded the loader
-# refuses ip_vs_mh (both export maglev_exclusive) before its init could
+# refuses ip_vs_mh (both export maglev_build) before its init could
 # trip over the second /proc/net/ip_vs_maglev.
 check "ip-vs-maglev-dkms: insmod ip_vs_maglev.ko again" \
 	insmod /maglev/ip_vs_maglev.ko
 check "ip-vs-mh-maglev-dkms: insmod ip_vs_mh.ko is refused while ip_vs_maglev is loaded" \
 	sh -c '! insmod /maglev/ip_vs_mh.ko 2>/dev/null'
-check "... the kernel log says: exports duplicate symbol maglev_exclusive" \
-	sh -c 'dmesg | grep -q "ip_vs_mh: exports duplicate symbol maglev_exclusive"'
+check "... the kernel log says: exports duplicate symbol maglev_build" \
+	sh -c 'dmesg | grep -q "ip_vs_mh: exports duplicate symbol maglev_build"'
 check "ip-vs-maglev-dkms: rmmod ip_vs_maglev" rmmod ip_vs_maglev
 check "ip-vs-mh-maglev-dkms: insmod ip_vs_mh.ko" insmod /maglev/ip_vs_mh.ko
 check "ip-vs-mh-maglev-dkms: ipvsadm -A -s mh -b mh-port" \

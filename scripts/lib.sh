@@ -791,7 +791,7 @@ summary() {
 
 # Module source files copied by stage_sources.
 MODULE_SOURCES=(Kbuild Makefile dkms.conf include kunit maglev_main.c
-		maglev_build.c maglev_proc.c maglev_table.c)
+		maglev_table.c)
 
 # stage_sources DEST: copy the module sources (no build products) into DEST,
 # so builds for different kernels neither share objects nor touch the tree.

@@ -87,7 +87,7 @@ static int build(struct set *s)
 	const char *why = NULL;
 	int err;
 
-	maglev_sort_backends(s->b, s->n);
+	sort(s->b, s->n, sizeof(*s->b), maglev_backend_cmp, NULL);
 	err = maglev_build(s->t, s->size, s->b, s->n, s->work, NULL, &why);
 
 	if (!err)
@@ -229,7 +229,7 @@ static void test_sequence_is_permutation(void)
 			name_ip(&b[i], i * 7919);
 			b[i].weight = 1;
 		}
-		maglev_sort_backends(b, 40);
+		sort(b, 40, sizeof(*b), maglev_backend_cmp, NULL);
 		check(!maglev_prepare(b, 40, m, NULL), "prepare M %u", m);
 		for (i = 0; i < 40; i++) {
 			u32 pos = b[i].offset, visited = 0;
@@ -562,7 +562,7 @@ static void test_lookup_spread(void)
 	for (i = 0; i < keys; i++) {
 		u8 key[6] = { 192, 168, i >> 16 & 255, i >> 8 & 255, i & 255,
 			      (i * 7) & 255 };
-		u32 o = maglev_lookup(s.t, maglev_key_hash(key, 6, &zero));
+		u32 o = maglev_lookup(s.t, hsiphash(key, 6, &zero));
 
 		check(o < 10, "owner %u", o);
 		if (o < 10)

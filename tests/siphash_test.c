@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * siphash_test.c - host tests of tools/siphash.c (the userspace siphash()
- * behind the key fingerprint and hsiphash() behind maglev_key_hash(), in
+ * behind the key fingerprint and the client hash hsiphash(), in
  * both its forms) and of the key helpers of maglev_table.h: the reference
  * and the kernel's test vectors, the scheduler's client keys, the key
  * fingerprint and the fallback rehash.
@@ -70,12 +70,8 @@ static const u32 hsip32_vectors[64] = {
 /* The vectors' key, as 32 hex digits: 000102030405060708090a0b0c0d0e0f. */
 static void vector_key(siphash_key_t *key)
 {
-	u8 b[MAGLEV_KEY_BYTES];
-	u32 i;
-
-	for (i = 0; i < sizeof(b); i++)
-		b[i] = (u8)i;
-	maglev_key_from_bytes(key, b);
+	key->key[0] = 0x0706050403020100ULL;
+	key->key[1] = 0x0f0e0d0c0b0a0908ULL;
 }
 
 /*
@@ -98,16 +94,6 @@ static void vector_hkey(hsiphash_key_t *key, bool half)
 		}
 	}
 	maglev_hkey_from_bytes(key, b);
-}
-
-static void test_key_from_bytes(void)
-{
-	siphash_key_t key;
-
-	vector_key(&key);
-	check(key.key[0] == 0x0706050403020100ULL &&
-	      key.key[1] == 0x0f0e0d0c0b0a0908ULL,
-	      "k0 %016llx k1 %016llx", key.key[0], key.key[1]);
 }
 
 static void test_hkey_from_bytes(void)
@@ -150,8 +136,6 @@ static void hsip_vectors(bool half)
 		h = hsiphash(msg, len, &key);
 		check(h == want[len], "len %u: %08x, want %08x", len, h,
 		      want[len]);
-		check(maglev_key_hash(msg, len, &key) == h,
-		      "len %u: maglev_key_hash is not hsiphash", len);
 		free(msg);
 	}
 	for (off = 1; off < 8; off++) {
@@ -182,7 +166,7 @@ static void test_hsip32_vectors(void)
 
 /*
  * The scheduler's client keys: maglev_hash_ip4() and its siblings give
- * maglev_key_hash() of the byte strings of the specification, in both
+ * hsiphash() of the byte strings of the specification, in both
  * forms, and the values of tests/sim/model.py's hsiphash(), written from
  * the specification (key 00 01 .. 0f and the zero key):
  *   python3 -c 'import model; k = bytes(range(16));
@@ -223,10 +207,10 @@ static void test_client_keys(void)
 		h[1] = maglev_hash_ip4_port(a4, port, &key);
 		h[2] = maglev_hash_ip6(a6, &key);
 		h[3] = maglev_hash_ip6_port(a6, port, &key);
-		check(h[0] == maglev_key_hash(a4, 4, &key), "IPv4 %u", i);
-		check(h[1] == maglev_key_hash(p4, 8, &key), "IPv4+port %u", i);
-		check(h[2] == maglev_key_hash(a6, 16, &key), "IPv6 %u", i);
-		check(h[3] == maglev_key_hash(p6, 20, &key), "IPv6+port %u", i);
+		check(h[0] == hsiphash(a4, 4, &key), "IPv4 %u", i);
+		check(h[1] == hsiphash(p4, 8, &key), "IPv4+port %u", i);
+		check(h[2] == hsiphash(a6, 16, &key), "IPv6 %u", i);
+		check(h[3] == hsiphash(p6, 20, &key), "IPv6+port %u", i);
 		for (j = 0; j < 4; j++)
 			check(h[j] == v[i].want[j],
 			      "case %u key kind %u: %08x, want %08x", i, j,
@@ -310,17 +294,21 @@ static void test_key_and_bits(void)
  */
 static void test_fingerprint(void)
 {
-	siphash_key_t zero = { { 0, 0 } }, key;
 	static const char msg[] = MAGLEV_KEY_FP_MSG;
+	u8 zero[MAGLEV_KEY_BYTES] = { 0 }, b[MAGLEV_KEY_BYTES];
+	siphash_key_t key;
+	u32 i;
 
+	for (i = 0; i < sizeof(b); i++)
+		b[i] = (u8)i;
 	vector_key(&key);
 	check(sizeof(msg) - 1 == 24, "message of %zu bytes", sizeof(msg) - 1);
-	check(maglev_key_fingerprint(&zero) == 0x714c8345,
-	      "default key: %08x", maglev_key_fingerprint(&zero));
-	check(maglev_key_fingerprint(&key) == 0x5bd3642f,
-	      "vectors' key: %08x", maglev_key_fingerprint(&key));
-	check(maglev_key_fingerprint(&key) ==
-	      siphash(msg, 24, &key) >> 32, "not the upper 32 bits");
+	check(maglev_key_fingerprint(zero) == 0x714c8345,
+	      "default key: %08x", maglev_key_fingerprint(zero));
+	check(maglev_key_fingerprint(b) == 0x5bd3642f,
+	      "vectors' key: %08x", maglev_key_fingerprint(b));
+	check(maglev_key_fingerprint(b) == siphash(msg, 24, &key) >> 32,
+	      "not the upper 32 bits of SipHash-2-4 with k0, k1 little-endian");
 }
 
 /*
@@ -360,7 +348,6 @@ static void test_rehash(void)
 
 int main(void)
 {
-	run("maglev_key_from_bytes: k0, k1 little-endian", test_key_from_bytes);
 	run("maglev_hkey_from_bytes: both forms' k0, k1", test_hkey_from_bytes);
 	run("hsiphash 64-bit form: the kernel's 64 SipHash-1-3 vectors",
 	    test_hsip64_vectors);

@@ -75,7 +75,7 @@ static const char sim_help[] =
 "                            the size)\n"
 "  OWNER <slot>              owner of a slot, 0..M-1\n"
 "  LOOKUP <key>              owner of a text key: hsiphash of its bytes\n"
-"                            under KEY (maglev_key_hash())\n"
+"                            under KEY (hsiphash())\n"
 "  LOOKUP_ADDR <addr>        owner of an address, hashed as the scheduler\n"
 "                            does: the 4- or 16-byte address in network\n"
 "                            order, then, only if one is given, the 2-byte\n"
@@ -126,7 +126,7 @@ struct sim {
 	u32 nr_node;
 
 	u32 next_size;		/* table size of the next rebuild */
-	siphash_key_t key;	/* KEY, all zero at first: its fingerprint */
+	u8 key[MAGLEV_KEY_BYTES];	/* KEY, all zero at first: its fingerprint */
 	hsiphash_key_t hkey;	/* the same as the client hash's key */
 
 	/* the table serving now, with its backends in name order */
@@ -222,7 +222,7 @@ static int hex_digit(char c)
  * digits (either case), the key's 16 bytes, first byte first.  Errors do
  * not repeat the text: it may be a secret key with a typo.
  */
-static int parse_key(struct sim *s, const char *str, siphash_key_t *key,
+static int parse_key(struct sim *s, const char *str, u8 *key,
 		     hsiphash_key_t *hkey)
 {
 	u8 b[MAGLEV_KEY_BYTES];
@@ -240,7 +240,7 @@ static int parse_key(struct sim *s, const char *str, siphash_key_t *key,
 					i + 1);
 		b[i / 2] |= (u8)(i % 2 ? d : d << 4);
 	}
-	maglev_key_from_bytes(key, b);
+	memcpy(key, b, sizeof(b));
 	maglev_hkey_from_bytes(hkey, b);
 	return 0;
 }
@@ -473,14 +473,14 @@ static int cmd_size(struct sim *s, int argc, char **argv)
 static int cmd_key(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
-	return parse_key(s, argv[1], &s->key, &s->hkey);
+	return parse_key(s, argv[1], s->key, &s->hkey);
 }
 
 static int cmd_fingerprint(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("%08x\n", maglev_key_fingerprint(&s->key));
+	printf("%08x\n", maglev_key_fingerprint(s->key));
 	return 0;
 }
 
@@ -523,7 +523,7 @@ static int cmd_lookup(struct sim *s, int argc, char **argv)
 	u32 h;
 
 	(void)argc;
-	h = maglev_key_hash(argv[1], strlen(argv[1]), &s->hkey);
+	h = hsiphash(argv[1], strlen(argv[1]), &s->hkey);
 	print_owner(s, maglev_lookup(s->cur, h));
 	return 0;
 }
@@ -651,7 +651,7 @@ static int cmd_stats(struct sim *s, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	printf("size=%u next_size=%u key=%08x backends=%u filled=%u fills=%u probes=%llu width=%u bytes=%zu\n",
-	       s->cur->size, s->next_size, maglev_key_fingerprint(&s->key),
+	       s->cur->size, s->next_size, maglev_key_fingerprint(s->key),
 	       s->cur_n,
 	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes,
 	       s->cur->width, maglev_table_bytes(s->cur->size, s->cur_n));
@@ -758,7 +758,7 @@ static int sim_ring_to_maglev(struct sim *s)
 			node[k].drain_weight = s->node[idx].drain_weight;
 		k++;
 	}
-	maglev_sort_backends(node, k);
+	sort(node, k, sizeof(*node), maglev_backend_cmp, NULL);
 	if (sim_commit(s, node, k))
 		return -1;
 	sim_ring_free(s);

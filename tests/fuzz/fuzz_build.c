@@ -6,7 +6,7 @@
  * 32-bit values), a backend set (names from a small alphabet so that
  * duplicates and prefixes are common, or raw bytes; lengths 0..69), weights
  * and drain weights (0, small, 16-bit, raw 32-bit) and a lookup hash key
- * (maglev_key_hash()).  Only
+ * (hsiphash()).  Only
  * the API of maglev_table.h is called, and every result is checked against
  * docs/specification.md:
  *
@@ -384,7 +384,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 		fz_assert(must ? err == -EINVAL : err, "unsorted set: %d", err);
 
 	/* prepare alone: validates like build, sets turns */
-	maglev_sort_backends(nd, n);
+	sort(nd, n, sizeof(*nd), maglev_backend_cmp, NULL);
 	err = maglev_prepare(nd, n, size, &why);
 	fz_assert(!err || why, "prepare failed (%d) without a reason", err);
 	if (must)
@@ -398,7 +398,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	work = malloc(maglev_work_bytes(size, n));
 	fz_assert(work, "out of memory");
 	memcpy(b, in_b, sizeof(b));
-	maglev_sort_backends(b, n);
+	sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
 	why = NULL;
 	err = maglev_build(t, size, b, n, work, NULL, &why);
 	if (err) {
@@ -429,7 +429,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 	for (i = 0; i < n; i++)
 		b2[i] = in_b[(n - 1 - (i + rot) % n) % n];
 	t2 = fz_table(size, n);
-	maglev_sort_backends(b2, n);
+	sort(b2, n, sizeof(*b2), maglev_backend_cmp, NULL);
 	err = maglev_build(t2, size, b2, n, work, NULL, NULL);
 	fz_assert(!err, "the same set in another order failed: %d", err);
 	fz_assert(fz_used_bytes(t) <= maglev_table_bytes(size, n),
@@ -438,7 +438,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t len)
 		  "another order gave another table");
 	fz_assert(!maglev_churn(t, b, n, t2, b2, n, work), "churn with itself");
 	for (i = 0; i < 64; i++) {
-		u32 h = maglev_key_hash(&i, sizeof(i), &key);
+		u32 h = hsiphash(&i, sizeof(i), &key);
 		u32 o = maglev_lookup(t, h);
 
 		fz_assert(t->nr_filled ? o < n : o == MAGLEV_NONE,

@@ -46,13 +46,13 @@ param_refused() {
 		fail "parameter $1: '$2': no kernel log line matching '$3'"
 	fi
 }
-param_refused table_size 1000 'ip_vs_maglev.table_size.* rejected'
-param_refused table_size 5000012 'ip_vs_maglev.table_size.* rejected'
-param_refused table_size abc 'ip_vs_maglev.table_size'
-param_refused holdoff_ms 10001 'ip_vs_maglev.holdoff_ms: not a number'
-param_refused holdoff_ms abc 'ip_vs_maglev.holdoff_ms: not a number'
-param_refused hash_key 0123 'ip_vs_maglev.hash_key: not 32 hex digits'
-param_refused hash_key "${K%?}g" 'ip_vs_maglev.hash_key: not 32 hex digits'
+param_refused table_size 1000 'ip_vs_maglev.table_size rejected: table size must be a prime number'
+param_refused table_size 5000012 'ip_vs_maglev.table_size rejected: table size must be between 251 and 5000011'
+param_refused table_size abc 'ip_vs_maglev.table_size rejected: not a number'
+param_refused holdoff_ms 10001 'ip_vs_maglev.holdoff_ms rejected: more than 10000'
+param_refused holdoff_ms abc 'ip_vs_maglev.holdoff_ms rejected: not a number'
+param_refused hash_key 0123 'ip_vs_maglev.hash_key rejected: not 32 hex digits'
+param_refused hash_key "${K%?}g" 'ip_vs_maglev.hash_key rejected: not 32 hex digits'
 
 setup_net 3 2>/dev/null
 run ipvsadm -A -u $V:80 -s maglev -b flag-2

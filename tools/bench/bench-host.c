@@ -121,7 +121,7 @@ static void make_backends(struct maglev_backend *b, u32 n)
 					      i % 250 + 1);
 		b[i].weight = 1;
 	}
-	maglev_sort_backends(b, n);
+	sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
 }
 
 /* Everything one (M, N) point needs. */
@@ -237,7 +237,7 @@ static void run_variant(struct point *p, int v)
 		maglev_fill(p->slots, p->size, p->b, p->n, p->work, NULL);
 		break;
 	case V_BUILD:
-		maglev_sort_backends(p->bb, p->n);
+		sort(p->bb, p->n, sizeof(*p->bb), maglev_backend_cmp, NULL);
 		if (maglev_build(p->t, p->size, p->bb, p->n, p->work, NULL,
 				 &why))
 			die("maglev_build", why);
@@ -389,7 +389,7 @@ static u64 bench_drain_build(u32 size, u32 n)
 	for (r = 0; r < RUNS; r++) {
 		u64 t0 = now_ns();
 
-		maglev_sort_backends(b, n);
+		sort(b, n, sizeof(*b), maglev_backend_cmp, NULL);
 		if (maglev_build(t, size, b, n, work, NULL, &why))
 			die("maglev_build", why);
 		ns[r] = now_ns() - t0;
@@ -559,7 +559,7 @@ static void pc_lut_init(struct pc_service *ps, int i)
 		b[k].weight = 1;
 		b[k].priv = ps->dests[k];
 	}
-	maglev_sort_backends(b, ps->n);
+	sort(b, ps->n, sizeof(*b), maglev_backend_cmp, NULL);
 	memset(lut, 0, sizeof(*lut));
 	lut->nr = ps->n;
 	lut->table = xmalloc(maglev_table_bytes(ps->m[i], ps->n));

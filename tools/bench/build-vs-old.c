@@ -88,7 +88,8 @@ int main(int argc, char **argv)
 				err = old_maglev_build(ot, m, c, n, ow, NULL,
 						       NULL);
 			} else {
-				maglev_sort_backends(c, n);
+				sort(c, n, sizeof(*c),
+				     maglev_backend_cmp, NULL);
 				err = maglev_build(t, m, c, n, w, NULL, NULL);
 			}
 			if (err) {

@@ -14,7 +14,7 @@
  *
  * Backends are named like IPVS dests, "10.0.x.y:80"; keys are client
  * addresses as text, "172.16.x.y:port", hashed by each algorithm's own key
- * hash (maglev_key_hash(): hsiphash under the default all-zero key;
+ * hash (hsiphash() under the default all-zero key;
  * ring64's FNV-1a 64 + finalizer).
  *
  * balance      busiest backend's share over the ideal 1/N: over the slots
@@ -182,7 +182,7 @@ static int inst_build(struct inst *in, const struct algo *a, u32 n, u32 skip,
 
 		in->t = xcalloc(1, maglev_table_bytes(size, k));
 		t0 = now_ns();
-		maglev_sort_backends(in->b, k);
+		sort(in->b, k, sizeof(*in->b), maglev_backend_cmp, NULL);
 		if (maglev_build(in->t, size, in->b, k, work, NULL, &why)) {
 			fprintf(stderr, "compare: %s\n", why ? why : "build");
 			exit(2);
@@ -446,7 +446,7 @@ int main(int argc, char **argv)
 					"172.16.%u.%u:%u", (i / 254) % 256,
 					i % 254 + 1, 1024 + i / 65024);
 
-		key_mh[i] = maglev_key_hash(key_text[i], len, &zero_key);
+		key_mh[i] = hsiphash(key_text[i], len, &zero_key);
 		key_rh[i] = ring_position(RING_64, key_text[i], len);
 		order[i] = i;
 	}

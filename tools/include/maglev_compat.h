@@ -92,9 +92,14 @@ static inline void sort(void *base, size_t num, size_t size,
 	qsort(base, num, size, cmp);
 }
 
+/* tests/resched_test.c defines its own, to time the stretches between. */
+#ifdef MAGLEV_RESCHED_TEST
+void cond_resched(void);
+#else
 static inline void cond_resched(void)
 {
 }
+#endif
 
 /* lib/siphash.c's interface; tools/siphash.c implements it for userspace. */
 typedef struct {

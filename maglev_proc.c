@@ -212,8 +212,9 @@ static int maglev_seq_show(struct seq_file *seq, void *v)
 		maglev_show_service(seq, it);
 	} else {
 		b = &it->held->be[it->line - 1];
-		seq_printf(seq, "  dest %.*s weight %u slots %u\n",
-			   (int)b->name_len, b->name, b->weight, b->slots);
+		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
+			   (int)b->name_len, b->name, b->weight, b->slots,
+			   b->drain_weight);
 	}
 	return 0;
 }

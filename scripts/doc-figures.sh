@@ -25,6 +25,8 @@
 #                    --results writes from that test's "# figure" lines
 #   metrics          (a table) every metric of maglev-fleet prom, from
 #                    "maglev-fleet prom --metrics"
+# and a test named with its number ("test 24-takeover") in the pages or the
+# Makefile must be tests/guest/NN-name.sh.
 # Any KEY may end in "/ K" (the value divided by K, rounded down) or
 # "pages" (the value in 4096-byte pages, rounded up).
 #
@@ -269,6 +271,25 @@ for page in pages:
     if changed:
         with open(page, 'w', encoding='utf-8') as f:
             f.write('\n'.join(new))
+# Tests named by number and name ("test 24-takeover", "guest tests
+# 12-fleet and ...") in the pages and the Makefile: the file must exist.
+named = 0
+for rel in [os.path.relpath(p, root) for p in pages] + ['Makefile']:
+    path = os.path.join(root, rel)
+    if not os.path.isfile(path):
+        continue
+    for n, line in enumerate(open(path, encoding='utf-8'), 1):
+        for mm in re.finditer(r'\btests? (?:\d\d-[a-z][a-z0-9-]*(?:,? (?:and )?)?)+',
+                              line):
+            for t in re.findall(r'\d\d-[a-z][a-z0-9-]*[a-z0-9]', mm.group(0)):
+                named += 1
+                if not os.path.isfile(os.path.join(root, 'tests/guest',
+                                                   t + '.sh')):
+                    print('FAIL: figures: %s:%d: test %s: no tests/guest/%s.sh'
+                          % (rel, n, t, t))
+                    nfail += 1
+                else:
+                    counts['test numbers'] = counts.get('test numbers', 0) + 1
 for kind in sorted(counts):
     print('PASS: figures: %d %s in the pages equal what the tree gives'
           % (counts[kind], kind))

@@ -865,7 +865,9 @@ static size_t fl_check_modules(FILE *o, const struct fl_lb *lbs, size_t nr)
 	}
 	for (i = 0; i < nr; i++) {
 		val[i] = NULL;
-		if (lbs[i].mod_line && strcmp(lbs[i].mod, "-")) {
+		/* (one without the file is reported above) */
+		if (lbs[i].mod_line && strcmp(lbs[i].mod, "-") &&
+		    !lbs[i].proc_missing) {
 			snprintf(buf[i], sizeof(buf[i]), "%s", lbs[i].ver);
 			val[i] = buf[i];
 		}

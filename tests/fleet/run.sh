@@ -126,6 +126,47 @@ echo "== maglev-fleet check on real captures"
 real_captures "$D" "seed 0" "seed format"
 real_captures "$D/key" "$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "key") print $(i + 1) }' "$D/key/12/setup.lb1")" "key format"
 
+echo "== guest 26's captures: drains, restores, modules, save"
+# capture26 DIR BUILD: the checks on guest 26's captures of one build.
+capture26() {
+	local C=$1 B=$2 W="26 ${1#"$D"/26}: $2"
+	fleet check lb1="$C/$B-drain.lb1" lb2="$C/$B-drain.lb2"
+	verdict "$W: rs3 draining on both LBs: agree" 0 \
+		"OK: 1 maglev services agree on 2 load balancers (lb1, lb2)"
+	fleet check lb1="$C/$B-plain.lb1" lb3="$C/$B-plain.lb3"
+	verdict "$W: lb3 restored with plain ipvsadm -S/-R: the drain is lost" 1 \
+		"TCP 10.0.0.1:80: differs" \
+		"  dest 10.2.0.3:80: weight 0 draining from 1 on lb1; weight 0 added at 0 on lb3 (restored at weight 0 during a drain: restore it as draining, maglev-fleet save)"
+	fleet save "$C/$B-save.proc" <"$C/$B-save.ipvsadm-S"
+	if [ "$rc" = 0 ] && cmp -s "$TMP/out" "$C/$B-save.rules"; then
+		pass "$W: save makes from ipvsadm -S and /proc the rules the guest saved"
+	else
+		fail "$W: save: exit $rc: $(diff "$TMP/out" "$C/$B-save.rules" | head -n 5) $(cat "$TMP/err")"
+	fi
+	# (Debian's kernel has its own ip_vs_mh loaded beside ip_vs_maglev.)
+	local why="no maglev module is loaded (ip_vs_maglev or ip_vs_mh): not installed for the running kernel, or not loaded yet"
+	grep -q '^module ip_vs_mh version - ' "$C/$B-noproc.lb1" &&
+		why="a module without a version is loaded: the kernel's own, another table (did the DKMS build fail for the running kernel?)"
+	fleet check lb1="$C/$B-noproc.lb1" lb2="$C/$B-collect.lb2"
+	verdict "$W: an LB without the module" 1 \
+		"lb1: no /proc/net/ip_vs_maglev ($(awk '{ print "module " $2 ", version " $4 }' "$C/$B-noproc.lb1")): $why"
+	if grep -q '^module version' "$TMP/out"; then
+		fail "$W: the LB without the /proc file is reported twice (its version too)"
+	else
+		pass "$W: the LB without the /proc file is not compared for its version"
+	fi
+	fleet check "$C/$B-collect.lb1" "$C/$B-collect.lb2"
+	verdict "$W: collect's files at the end agree and name the module" 0 \
+		"OK: 1 maglev services agree on 2 load balancers ($B-collect.lb1, $B-collect.lb2); module ip_vs_$([ "$B" = mh ] && echo mh || echo maglev) 0.2, 64-bit kernels"
+}
+capture26 "$D/26" maglev
+capture26 "$D/26/newest" maglev
+capture26 "$D/26/newest" mh
+fleet check lb1="$D/26/newest/mh-intree.lb1" lb2="$D/26/newest/mh-collect.lb2"
+verdict "26 newest: the kernel's own ip_vs_mh on lb1 (a failed DKMS build)" 1 \
+	"lb1: no /proc/net/ip_vs_maglev (module ip_vs_mh, version -): a module without a version is loaded: the kernel's own, another table (did the DKMS build fail for the running kernel?)" \
+	"  service: missing on lb1; present on lb2"
+
 echo "== derived cases (edits of real captures)"
 # A service missing on one LB: lb2's port 80 block deleted.
 awk '$1 == "service" { skip = ($3 == "10.0.0.1:80") } !skip' \
@@ -407,7 +448,7 @@ done
 # scripts/lib.sh); without it the parser's checks fail rather than vanish.
 [ -n "$PY" ] ||
 	fail "prom: python3's prometheus_client is missing (apt-get install python3-prometheus-client)"
-for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1" "$TMP/m.lb1" "$TMP/m.lb3"; do
+for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D"/26/*.lb? "$D"/26/*.fig "$D"/26/newest/*.lb? "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1" "$TMP/m.lb1" "$TMP/m.lb3"; do
 	[ -f "$f" ] || continue
 	n=${f#"$D"/}
 	n=${n#"$TMP"/}

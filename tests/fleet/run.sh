@@ -91,7 +91,7 @@ real_captures() {
 	fleet check -v lb1="$C/12/roll-done.lb1" lb2="$C/12/roll-done.lb2" lb3="$C/12/roll-done.lb3"
 	verdict "$W: test 12 rolling update done: all agree, -v lists them" 0 \
 		"OK: 2 maglev services agree on 3 load balancers (lb1, lb2, lb3)" \
-		"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { print $(NF - 8) }' "$C/12/roll-done.lb1") key $K size 65537 flags 0x10 dests 5"
+		"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { for (i = 4; i < NF; i++) if ($i == "digest") print $(i + 1) }' "$C/12/roll-done.lb1") key $K size 65537 flags 0x10 dests 5"
 
 	if [ -d "$C/18" ]; then
 		fleet check lb1="$C/18/weight-lb1.lb1" lb2="$C/18/weight-lb1.lb2" lb3="$C/18/weight-lb1.lb3"
@@ -125,6 +125,7 @@ real_captures() {
 echo "== maglev-fleet check on real captures"
 real_captures "$D" "seed 0" "seed format"
 real_captures "$D/key" "$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "key") print $(i + 1) }' "$D/key/12/setup.lb1")" "key format"
+real_captures "$D/ns" "$(awk '$1 == "service" { for (i = 1; i < NF; i++) if ($i == "key") print $(i + 1); exit }' "$D/ns/12/setup.lb1")" "namespace-line format"
 
 echo "== guest 26's captures: drains, restores, modules, save"
 # capture26 DIR BUILD: the checks on guest 26's captures of one build.
@@ -448,7 +449,7 @@ done
 # scripts/lib.sh); without it the parser's checks fail rather than vanish.
 [ -n "$PY" ] ||
 	fail "prom: python3's prometheus_client is missing (apt-get install python3-prometheus-client)"
-for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D"/26/*.lb? "$D"/26/*.fig "$D"/26/newest/*.lb? "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1" "$TMP/m.lb1" "$TMP/m.lb3"; do
+for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D"/ns/12/* "$D"/ns/18/* "$D"/26/*.lb? "$D"/26/*.fig "$D"/26/newest/*.lb? "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1" "$TMP/m.lb1" "$TMP/m.lb3"; do
 	[ -f "$f" ] || continue
 	n=${f#"$D"/}
 	n=${n#"$TMP"/}

@@ -28,7 +28,9 @@
 # and a test named with its number ("test 24-takeover") in the pages or the
 # Makefile must be tests/guest/NN-name.sh.
 # Any KEY may end in "/ K" (the value divided by K, rounded down) or
-# "pages" (the value in 4096-byte pages, rounded up).
+# "pages" (the value in 4096-byte pages, rounded up); "calc EXPR" is
+# arithmetic (+ - * / and parentheses, / rounding down) on numbers and
+# other figures written {KEY}.
 #
 #   scripts/doc-figures.sh --update              # rewrite the pages
 #   scripts/doc-figures.sh --update --results build/check/vm-default/guest-26-operating.results
@@ -156,6 +158,23 @@ def metrics_table():
 
 # (kind, value) of KEY; value None: cannot be made here (a SKIP).
 def value(key):
+    if key.startswith('calc '):
+        # arithmetic on other figures: "calc {proc own 3} * 240 + ..."
+        kinds = []
+
+        def one(mm):
+            k, v = value(mm.group(1))
+            kinds.append(k)
+            if v is None:
+                raise LookupError(k)
+            return v
+        try:
+            expr = re.sub(r'\{([^{}]+)\}', one, key[5:])
+        except LookupError as e:
+            return str(e), None
+        if not kinds or not re.fullmatch(r'[\d\s+*/()-]+', expr):
+            raise RuntimeError('calc takes {KEY}s, numbers and + - * / ( )')
+        return kinds[0], str(eval(expr.replace('/', '//')))
     m = re.fullmatch(r'(.*?)\s*(?:/\s*(\d+)|\s(pages))?', key)
     base, div, pages_ = m.group(1), m.group(2), m.group(3)
     w = base.split()

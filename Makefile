@@ -92,7 +92,7 @@ $(BUILD)/connprobe: tests/guest/connprobe.c | $(BUILD)
 $(BUILD)/asuser: tests/guest/asuser.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/asuser.c
 
-# Helper of guest test 25-takeover: one raw TCP segment (an ACK of a
+# Helper of guest test 24-takeover: one raw TCP segment (an ACK of a
 # connection this load balancer never saw open).
 $(BUILD)/tcpraw: tests/guest/tcpraw.c | $(BUILD)
 	$(HOSTCC) $(HOST_CFLAGS) -o $@ tests/guest/tcpraw.c

@@ -34,6 +34,11 @@
 #   examples scripts/doc-examples.sh: every generated example the host
 #            can make equals what its command prints now (the make demo
 #            ones are checked by the fresh step, against its run)
+#   figures (code) scripts/doc-figures.sh: every figure that describes
+#            the code (<!-- code: KEY -->VALUE<!-- /code -->: test numbers,
+#            packed table sizes, struct sizes, /proc figures, the metric
+#            list) equals what the tree gives now; struct sizes need a
+#            kernel tree (DOC_KDIR, which static-check.sh sets; SKIP without)
 # Prints PASS:/FAIL: lines and ends with "N passed, N failed".
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -414,4 +419,14 @@ if [ -f "$dir/scripts/doc-examples.sh" ]; then
 	tally < <(bash "$dir/scripts/doc-examples.sh" --demo /nonexistent "$dir" 2>&1 |
 		grep -E '^(PASS|FAIL): ')
 fi
+
+# The figures that describe the code (scripts/doc-figures.sh), in their
+# own function: generated from the tree, checked here so that a change of
+# the code that changes one fails until the page is regenerated.
+code_figures_check() {
+	[ -f "$dir/scripts/doc-figures.sh" ] || return 0
+	tally < <(bash "$dir/scripts/doc-figures.sh" "$dir" 2>&1 |
+		grep -E '^(PASS|FAIL|SKIP): ')
+}
+code_figures_check
 summary

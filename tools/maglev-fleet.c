@@ -3,15 +3,27 @@
  * maglev-fleet - checks that load balancers agree, and exports
  * /proc/net/ip_vs_maglev to Prometheus.
  *
+ *	maglev-fleet collect [-r ROOT]
  *	maglev-fleet check [-v] [LABEL=]FILE...
  *	maglev-fleet prom [FILE]
+ *	maglev-fleet prom --metrics
+ *	ipvsadm -S -n | maglev-fleet save [--drains] [FILE]
  *
  * Each FILE is one load balancer's /proc/net/ip_vs_maglev as collected
- * (ssh, a configuration tool); "maglev-fleet --help" and docs/fleet.md
- * describe both commands.  The check's exit status: 0 every service
- * agrees, 1 some service differs or is missing on some LB, 2 usage or
+ * (ssh, a configuration tool), best by "maglev-fleet collect", which
+ * puts a "module" line first: the loaded module, its version
+ * (/sys/module/NAME/version), the kernel's word size and whether the
+ * /proc file exists.  "maglev-fleet --help" and docs/fleet.md describe
+ * the commands.  The check's exit status: 0 every service agrees, 1 some
+ * service or the modules differ or are missing on some LB, 2 usage or
  * input error, 3 no difference but some LB's table has not caught up with
  * its configuration (pending 1): look again in a moment.
+ *
+ * save turns "ipvsadm -S -n" into a script for "ipvsadm -R" that also
+ * restores the destinations FILE (default /proc/net/ip_vs_maglev) shows
+ * draining ("drain D" on a dest line with weight 0): added with their
+ * former weight D, then set to 0, so that the restored table is the
+ * draining one, not that of a server added with weight 0.
  *
  * It reads the service line format with "key K" (an 8-hex-digit
  * fingerprint of the namespace's client hash key) and the older one with
@@ -27,33 +39,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #define FL_NAME_MAX	64	/* a destination name or a VIP, as in /proc */
 #define FL_TOKENS	64	/* words on one line, at most */
 
 static const char fl_help[] =
-"usage: maglev-fleet check [-v] [LABEL=]FILE...\n"
+"usage: maglev-fleet collect [-r ROOT]\n"
+"       maglev-fleet check [-v] [LABEL=]FILE...\n"
 "       maglev-fleet prom [FILE]\n"
+"       maglev-fleet prom --metrics\n"
+"       ipvsadm -S -n | maglev-fleet save [--drains] [FILE]\n"
 "       maglev-fleet --help\n"
 "\n"
-"check: each FILE is one load balancer's /proc/net/ip_vs_maglev; the LB is\n"
-"  called LABEL, or the FILE's base name.  Two LBs agree on a service (PROTO\n"
-"  VIP) when its table digest, client hash key fingerprint (or seed), table\n"
-"  size and scheduler flags are the same on both.  Prints one status line\n"
-"  (OK, DISAGREE or PENDING), then for each service that differs, is\n"
-"  missing on some LB or is pending, why: the destinations missing or\n"
-"  weighted differently, table sizes, keys, flags, digests.  A service\n"
-"  whose line shows \"pending 1\" on some LB has a table that has not caught\n"
-"  up with its configuration yet: it is reported as pending, not compared.\n"
-"  -v also lists the services that agree.\n"
-"  Exit status: 0 all agree, 1 some service differs or is missing on some\n"
-"  LB, 2 usage or input error (a message names the file and line), 3 none\n"
-"  differs but some are pending (check again shortly).\n"
+"collect: prints a \"module NAME version V bits B proc yes|missing\" line\n"
+"  (the loaded module, ip_vs_maglev or ip_vs_mh or -, its running version\n"
+"  from /sys/module/NAME/version or -, the kernel's word size from\n"
+"  uname -m, whether /proc/net/ip_vs_maglev exists), then that file as it\n"
+"  is, of the network namespace it runs in (ip netns exec NS ...).  -r\n"
+"  reads ROOT/sys/module and ROOT/proc/net instead.\n"
 "\n"
-"prom: prints FILE (default /proc/net/ip_vs_maglev) in the Prometheus text\n"
+"check: each FILE is one load balancer's collect output (or its bare\n"
+"  /proc/net/ip_vs_maglev); the LB is called LABEL, or the FILE's base\n"
+"  name.  Two LBs agree on a service (PROTO VIP) when its table digest,\n"
+"  client hash key fingerprint (or seed), table size and scheduler flags\n"
+"  are the same on both; the fleet agrees when, too, the module versions\n"
+"  and word sizes are the same on every LB and every LB has the /proc\n"
+"  file.  Prints one status line (OK, DISAGREE or PENDING), then why: the\n"
+"  modules, and for each service that differs, is missing on some LB or is\n"
+"  pending, the destinations missing, weighted or draining differently,\n"
+"  table sizes, keys, flags, digests.  A service whose line shows\n"
+"  \"pending 1\" on some LB has a table that has not caught up with its\n"
+"  configuration yet: it is reported as pending, not compared.\n"
+"  -v also lists the services that agree.\n"
+"  Exit status: 0 all agree, 1 some service or module differs or is\n"
+"  missing on some LB, 2 usage or input error (a message names the file\n"
+"  and line), 3 none differs but some are pending (check again shortly).\n"
+"\n"
+"prom: prints FILE (default: collect's output) in the Prometheus text\n"
 "  exposition format, for node_exporter's textfile collector: metrics\n"
 "  ip_vs_maglev_*, labels service=\"PROTO VIP\" and dest=\"NAME\".\n"
+"  --metrics lists the metrics it can print, one a line: name, type, the\n"
+"  field it comes from, help, separated by tabs.\n"
 "  Exit status 0, or 2 on a usage or input error.\n"
+"\n"
+"save: reads \"ipvsadm -S -n\" on standard input and prints it as a script\n"
+"  for \"ipvsadm -R\", in which every destination that FILE (default\n"
+"  /proc/net/ip_vs_maglev) shows draining (weight 0, drain D) is added\n"
+"  with its former weight D and then set to weight 0 again: restored, it\n"
+"  drains as before, and its table is its peers'.  --drains prints only\n"
+"  those two edits per draining destination (\"-e ... -w D\", \"-e ... -w\n"
+"  0\"), to make an LB whose rules were restored otherwise (keepalived)\n"
+"  drain as FILE, a peer's file, shows.  A service pending in FILE, or a\n"
+"  weight 0 that FILE shows with a weight, is an error: wait for pending 0.\n"
+"  Exit status 0, 2 on a usage or input error, 3 if FILE is pending.\n"
 "\n"
 "Lines starting with '#' and blank lines in a FILE are ignored.\n";
 
@@ -103,7 +143,8 @@ static const char *const fl_nfields[N_NR] = {
 
 struct fl_dest {
 	char name[FL_NAME_MAX + 1];
-	uint64_t weight, slots;
+	uint64_t weight, slots, drain;
+	bool have_drain;		/* the line has "drain D" */
 };
 
 struct fl_svc {
@@ -124,6 +165,11 @@ struct fl_lb {
 	uint64_t ns[N_NR];		/* the namespace line's values */
 	unsigned int ns_have;		/* bit per enum fl_nfield */
 	unsigned long ns_line;
+	/* the module line (maglev-fleet collect) */
+	unsigned long mod_line;		/* 0: the file has none */
+	char mod[32], ver[32];		/* "-": none, not known */
+	char bits[4];			/* "32" or "64" */
+	bool proc_missing;
 };
 
 static void *fl_realloc(void *p, size_t n, size_t size)
@@ -312,8 +358,8 @@ static void fl_dest_line(struct fl_lb *lb, unsigned long ln, char **tok,
 {
 	struct fl_svc *s;
 	struct fl_dest *d;
-	uint64_t w = 0, k = 0;
-	int i, have_w = 0, have_k = 0;
+	uint64_t w = 0, k = 0, dr = 0;
+	int i, have_w = 0, have_k = 0, have_d = 0;
 
 	if (!lb->nr_svc)
 		fl_bad(lb, ln, "dest line before any service line");
@@ -330,8 +376,15 @@ static void fl_dest_line(struct fl_lb *lb, unsigned long ln, char **tok,
 		} else if (!strcmp(tok[i], "slots")) {
 			if (have_k++ || fl_parse_dec(tok[i + 1], &k))
 				fl_bad(lb, ln, "bad slots '%s'", tok[i + 1]);
+		} else if (!strcmp(tok[i], "drain")) {
+			if (have_d++ || fl_parse_dec(tok[i + 1], &dr) ||
+			    dr > INT32_MAX)
+				fl_bad(lb, ln, "bad drain '%s'", tok[i + 1]);
 		}
 	}
+	if (have_d && dr && w)
+		fl_bad(lb, ln, "drain %" PRIu64 " with weight %" PRIu64 " (only a weight 0 drains)",
+		       dr, w);
 	if (!have_w || !have_k)
 		fl_bad(lb, ln, "dest line without weight or slots");
 	for (size_t j = 0; j < s->nr_dest; j++)
@@ -343,6 +396,8 @@ static void fl_dest_line(struct fl_lb *lb, unsigned long ln, char **tok,
 	strcpy(d->name, tok[1]);
 	d->weight = w;
 	d->slots = k;
+	d->drain = dr;
+	d->have_drain = have_d;
 }
 
 /* "namespace services S tables T fills F found H mem B" */
@@ -372,22 +427,56 @@ static void fl_namespace_line(struct fl_lb *lb, unsigned long ln, char **tok,
 	}
 }
 
-static void fl_read(struct fl_lb *lb)
+/* A word of the module line: letters, digits and ._+~:- only. */
+static int fl_word_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= max)
+		return -1;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr("._+~:-", *s)))
+			return -1;
+	return 0;
+}
+
+/* "module NAME version V bits B proc yes|missing", first in the file. */
+static void fl_module_line(struct fl_lb *lb, unsigned long ln, char **tok,
+			   int n)
+{
+	if (lb->mod_line)
+		fl_bad(lb, ln, "module line twice (line %lu)", lb->mod_line);
+	if (lb->ns_line || lb->nr_svc)
+		fl_bad(lb, ln, "module line after a namespace or service line");
+	if (n != 8 || strcmp(tok[2], "version") || strcmp(tok[4], "bits") ||
+	    strcmp(tok[6], "proc"))
+		fl_bad(lb, ln, "module line is not 'module NAME version V bits B proc yes|missing'");
+	if (fl_word_ok(tok[1], sizeof(lb->mod)))
+		fl_bad(lb, ln, "bad module name '%s'", tok[1]);
+	if (fl_word_ok(tok[3], sizeof(lb->ver)))
+		fl_bad(lb, ln, "bad version '%s'", tok[3]);
+	if (strcmp(tok[5], "32") && strcmp(tok[5], "64"))
+		fl_bad(lb, ln, "bad bits '%s' (32 or 64)", tok[5]);
+	if (strcmp(tok[7], "yes") && strcmp(tok[7], "missing"))
+		fl_bad(lb, ln, "bad proc '%s' (yes or missing)", tok[7]);
+	lb->mod_line = ln;
+	strcpy(lb->mod, tok[1]);
+	strcpy(lb->ver, tok[3]);
+	strcpy(lb->bits, tok[5]);
+	lb->proc_missing = !strcmp(tok[7], "missing");
+}
+
+/* Read one LB's file from @f (named lb->path in messages). */
+static void fl_read_stream(struct fl_lb *lb, FILE *f)
 {
 	static const char ws[] = " \t\r\n";
 	char *line = NULL, *tok[FL_TOKENS + 1], *save, *w;
 	unsigned long ln = 0;
 	size_t cap = 0;
 	ssize_t len;
-	FILE *f;
 	int n;
 
-	f = strcmp(lb->path, "-") ? fopen(lb->path, "r") : stdin;
-	if (!f) {
-		fprintf(stderr, "maglev-fleet: %s: %s\n", lb->path,
-			strerror(errno));
-		exit(2);
-	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		ln++;
 		if (strlen(line) != (size_t)len)
@@ -403,14 +492,18 @@ static void fl_read(struct fl_lb *lb)
 		}
 		if (!n || tok[0][0] == '#')
 			continue;
-		if (!strcmp(tok[0], "service"))
+		if (lb->proc_missing)
+			fl_bad(lb, ln, "a line after 'proc missing'");
+		if (!strcmp(tok[0], "module"))
+			fl_module_line(lb, ln, tok, n);
+		else if (!strcmp(tok[0], "service"))
 			fl_service_line(lb, ln, tok, n);
 		else if (!strcmp(tok[0], "dest"))
 			fl_dest_line(lb, ln, tok, n);
 		else if (!strcmp(tok[0], "namespace"))
 			fl_namespace_line(lb, ln, tok, n);
 		else
-			fl_bad(lb, ln, "neither a namespace, service nor dest line: '%.40s'",
+			fl_bad(lb, ln, "neither a module, namespace, service nor dest line: '%.40s'",
 			       tok[0]);
 	}
 	if (ferror(f)) {
@@ -418,6 +511,18 @@ static void fl_read(struct fl_lb *lb)
 		exit(2);
 	}
 	free(line);
+}
+
+static void fl_read(struct fl_lb *lb)
+{
+	FILE *f = strcmp(lb->path, "-") ? fopen(lb->path, "r") : stdin;
+
+	if (!f) {
+		fprintf(stderr, "maglev-fleet: %s: %s\n", lb->path,
+			strerror(errno));
+		exit(2);
+	}
+	fl_read_stream(lb, f);
 	if (f != stdin)
 		fclose(f);
 }
@@ -448,6 +553,21 @@ static void fl_key_text(const struct fl_svc *s, char *buf, size_t len)
 		snprintf(buf, len, "%s", s->text[F_KEY]);
 	else
 		snprintf(buf, len, "seed %s", s->text[F_SEED]);
+}
+
+/*
+ * A destination's weight as compared across LBs: with weight 0, whether it
+ * drains (from its former weight) or was added with weight 0, which give
+ * different tables.  Files without "drain" show the weight alone.
+ */
+static void fl_dest_text(const struct fl_dest *d, char *buf, size_t len)
+{
+	if (d->weight || !d->have_drain)
+		snprintf(buf, len, "weight %" PRIu64, d->weight);
+	else if (d->drain)
+		snprintf(buf, len, "weight 0 draining from %" PRIu64, d->drain);
+	else
+		snprintf(buf, len, "weight 0 added at 0");
 }
 
 /*
@@ -507,7 +627,8 @@ static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
 	char (*buf)[96] = calloc(nr, sizeof(*buf));
 	size_t nr_have = 0, i, j;
 	int missing = 0, pending = 0, size_d, key_d, flags_d, digest_d;
-	int dest_d = 0;
+	int dest_d = 0, drain_known = 1;
+	char a[64], b[64];
 	enum fl_verdict v;
 
 	if (!s || !val || !buf) {
@@ -550,13 +671,18 @@ static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
 			const char *name = s[i]->dest[j].name;
 			size_t k;
 
+			if (!s[i]->dest[j].have_drain)
+				drain_known = 0;
+			fl_dest_text(&s[i]->dest[j], a, sizeof(a));
 			for (k = 0; k < nr; k++) {
 				const struct fl_dest *d;
 
 				if (!s[k])
 					continue;
 				d = fl_find_dest(s[k], name);
-				if (!d || d->weight != s[i]->dest[j].weight)
+				if (d)
+					fl_dest_text(d, b, sizeof(b));
+				if (!d || strcmp(a, b))
 					dest_d = 1;
 			}
 		}
@@ -629,7 +755,7 @@ static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
 		for (j = 0; s[i] && j < s[i]->nr_dest; j++) {
 			const char *name = s[i]->dest[j].name;
 			size_t k, first = nr;
-			int differs = 0;
+			int differs = 0, drains = 0, at0 = 0;
 
 			for (k = 0; k < nr; k++) {
 				const struct fl_dest *d;
@@ -641,12 +767,15 @@ static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
 				if (d && first == nr)
 					first = k;
 				val[k] = buf[k];
-				if (d)
-					snprintf(buf[k], sizeof(buf[k]),
-						 "weight %" PRIu64, d->weight);
-				else
+				if (d) {
+					fl_dest_text(d, buf[k], sizeof(buf[k]));
+					drains |= d->have_drain && d->drain;
+					at0 |= d->have_drain && !d->drain &&
+					       !d->weight;
+				} else {
 					snprintf(buf[k], sizeof(buf[k]),
 						 "missing");
+				}
 			}
 			if (first != i)
 				continue;	/* printed already */
@@ -655,6 +784,8 @@ static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
 				continue;
 			fprintf(o, "  dest %s: ", name);
 			fl_groups(o, lbs, nr, val);
+			if (drains && at0)
+				fprintf(o, " (restored at weight 0 during a drain: restore it as draining, maglev-fleet save)");
 			fprintf(o, "\n");
 		}
 	}
@@ -683,7 +814,9 @@ static enum fl_verdict fl_check_svc(FILE *o, const struct fl_lb *lbs,
 				   s[i]->text[F_DIGEST]));
 		fprintf(o, "  digest: ");
 		fl_groups(o, lbs, nr, val);
-		if (!dest_d && !size_d)
+		if (!dest_d && !size_d && drain_known)
+			fprintf(o, " (same destinations, weights, drains and size: different module versions or kernels)");
+		else if (!dest_d && !size_d)
 			fprintf(o, " (same destinations, weights and size: a drained destination's history, or different module versions)");
 		fprintf(o, "\n");
 	}
@@ -695,6 +828,79 @@ out:
 	free(val);
 	free(buf);
 	return v;
+}
+
+/* Why an LB has no /proc/net/ip_vs_maglev, from its module line. */
+static const char *fl_noproc_why(const struct fl_lb *lb)
+{
+	if (!strcmp(lb->mod, "-"))
+		return "no maglev module is loaded (ip_vs_maglev or ip_vs_mh): not installed for the running kernel, or not loaded yet";
+	if (!strcmp(lb->ver, "-"))
+		return "a module without a version is loaded: the kernel's own, another table (did the DKMS build fail for the running kernel?)";
+	return "the module is loaded, but this network namespace has no file";
+}
+
+/*
+ * The fleet's modules: every LB with a module line must have the /proc
+ * file, and they must run one version on one word size.  Prints each
+ * problem; returns their number.
+ */
+static size_t fl_check_modules(FILE *o, const struct fl_lb *lbs, size_t nr)
+{
+	char **val = calloc(nr, sizeof(*val));
+	char (*buf)[64] = calloc(nr, sizeof(*buf));
+	size_t i, bad = 0;
+
+	if (!val || !buf) {
+		perror("maglev-fleet");
+		exit(2);
+	}
+	for (i = 0; i < nr; i++) {
+		if (lbs[i].mod_line && lbs[i].proc_missing) {
+			fprintf(o, "%s: no /proc/net/ip_vs_maglev (module %s, version %s): %s\n",
+				lbs[i].label, lbs[i].mod, lbs[i].ver,
+				fl_noproc_why(&lbs[i]));
+			bad++;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		val[i] = NULL;
+		/* (one without the file is reported above) */
+		if (lbs[i].mod_line && strcmp(lbs[i].mod, "-") &&
+		    !lbs[i].proc_missing) {
+			snprintf(buf[i], sizeof(buf[i]), "%s", lbs[i].ver);
+			val[i] = buf[i];
+		}
+	}
+	if (fl_differ(nr, val)) {
+		fprintf(o, "module version: ");
+		fl_groups(o, lbs, nr, val);
+		fprintf(o, " (a mixed fleet: finish the upgrade or the rollback; NEWS says which versions move clients)\n");
+		bad++;
+	}
+	for (i = 0; i < nr; i++)
+		val[i] = lbs[i].mod_line ? (char *)lbs[i].bits : NULL;
+	if (fl_differ(nr, val)) {
+		fprintf(o, "kernel word size: ");
+		fl_groups(o, lbs, nr, val);
+		fprintf(o, " bits (32-bit kernels hash clients with HalfSipHash, 64-bit ones with SipHash: the same tables, other servers)\n");
+		bad++;
+	}
+	free(val);
+	free(buf);
+	return bad;
+}
+
+/* " (module V, B-bit)" when every LB has one module line and they agree. */
+static void fl_modules_summary(const struct fl_lb *lbs, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!lbs[i].mod_line || lbs[i].proc_missing ||
+		    strcmp(lbs[i].ver, lbs[0].ver) ||
+		    strcmp(lbs[i].bits, lbs[0].bits))
+			return;
+	printf("; module %s %s, %s-bit kernels", lbs[0].mod, lbs[0].ver,
+	       lbs[0].bits);
 }
 
 static const char *fl_label(const char *arg, const char **path)
@@ -713,7 +919,7 @@ static const char *fl_label(const char *arg, const char **path)
 static int fl_check(int argc, char **argv)
 {
 	struct fl_lb *lbs;
-	size_t nr = 0, nr_svc = 0, n_differ = 0, n_pending = 0, i, j, k;
+	size_t nr = 0, nr_svc = 0, n_differ = 0, n_pending = 0, n_mod, i, j, k;
 	const char **ids = NULL;
 	int verbose = 0;
 
@@ -771,6 +977,7 @@ static int fl_check(int argc, char **argv)
 			perror("maglev-fleet");
 			return 2;
 		}
+		n_mod = fl_check_modules(body, lbs, nr);
 		for (k = 0; k < nr_svc; k++) {
 			switch (fl_check_svc(body, lbs, nr, ids[k], verbose)) {
 			case V_DIFFER:
@@ -787,21 +994,25 @@ static int fl_check(int argc, char **argv)
 			perror("maglev-fleet");
 			return 2;
 		}
-		if (n_differ)
-			printf("DISAGREE: %zu of %zu maglev services differ across %zu load balancers",
-			       n_differ, nr_svc, nr);
+		if (n_differ || n_mod)
+			printf("DISAGREE: %zu of %zu maglev services differ across %zu load balancers%s",
+			       n_differ, nr_svc, nr,
+			       n_mod ? ", and their modules do" : "");
 		else if (n_pending)
 			printf("PENDING: %zu of %zu maglev services have tables still being built on %zu load balancers, none differs otherwise",
 			       n_pending, nr_svc, nr);
 		else
 			printf("OK: %zu maglev services agree on %zu load balancers",
 			       nr_svc, nr);
-		if (n_differ && n_pending)
+		if ((n_differ || n_mod) && n_pending)
 			printf(", %zu more pending", n_pending);
 		printf(" (");
 		for (i = 0; i < nr; i++)
 			printf("%s%s", i ? ", " : "", lbs[i].label);
-		printf(")\n");
+		printf(")");
+		if (!n_mod)
+			fl_modules_summary(lbs, nr);
+		printf("\n");
 		fwrite(out, 1, outlen, stdout);
 		free(out);
 	}
@@ -809,9 +1020,95 @@ static int fl_check(int argc, char **argv)
 		perror("maglev-fleet: stdout");
 		return 2;
 	}
-	if (n_differ)
+	if (n_differ || n_mod)
 		return 1;
 	return n_pending ? 3 : 0;
+}
+
+/* --- collect ------------------------------------------------------------- */
+
+/* The kernel's word size, from uname(2)'s machine: "64" or "32". */
+static const char *fl_bits(void)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return "64";
+	return strstr(u.machine, "64") || !strcmp(u.machine, "s390x") ||
+	       !strcmp(u.machine, "alpha") ? "64" : "32";
+}
+
+/*
+ * The module line, then ROOT/proc/net/ip_vs_maglev as it is.  The module
+ * is ip_vs_maglev, or else ip_vs_mh (the mh build, or the kernel's own mh,
+ * which has no version), as /sys/module shows it.
+ */
+static int fl_collect_to(FILE *o, const char *root)
+{
+	static const char *const mods[] = { "ip_vs_maglev", "ip_vs_mh" };
+	char path[4096], ver[32] = "-", buf[4096];
+	const char *mod = "-";
+	FILE *f;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
+		snprintf(path, sizeof(path), "%s/sys/module/%s", root, mods[i]);
+		if (!access(path, F_OK)) {
+			mod = mods[i];
+			break;
+		}
+	}
+	if (strcmp(mod, "-")) {
+		snprintf(path, sizeof(path), "%s/sys/module/%s/version", root,
+			 mod);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(ver, sizeof(ver), f))
+				ver[strcspn(ver, " \t\r\n")] = 0;
+			if (fl_word_ok(ver, sizeof(ver)))
+				strcpy(ver, "-");
+			fclose(f);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/proc/net/ip_vs_maglev", root);
+	f = fopen(path, "r");
+	if (!f && errno != ENOENT) {
+		fprintf(stderr, "maglev-fleet: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	fprintf(o, "module %s version %s bits %s proc %s\n", mod, ver,
+		fl_bits(), f ? "yes" : "missing");
+	if (!f)
+		return 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)))
+		fwrite(buf, 1, n, o);
+	if (ferror(f)) {
+		fprintf(stderr, "maglev-fleet: %s: read error\n", path);
+		fclose(f);
+		return 2;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int fl_collect(int argc, char **argv)
+{
+	const char *root = "";
+
+	if (argc == 2 && !strcmp(argv[0], "-r") && *argv[1])
+		root = argv[1];
+	else if (argc) {
+		fputs("maglev-fleet collect: usage: maglev-fleet collect [-r ROOT]\n",
+		      stderr);
+		return 2;
+	}
+	if (fl_collect_to(stdout, root))
+		return 2;
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("maglev-fleet: stdout");
+		return 2;
+	}
+	return 0;
 }
 
 /* --- prom ---------------------------------------------------------------- */
@@ -829,9 +1126,15 @@ static void fl_label_value(const char *s)
 	}
 }
 
-static void fl_family(const char *name, const char *type, const char *help)
+/* A metric family: its name, type, what it comes from, its help. */
+struct fl_fam {
+	const char *name, *type, *from, *help;
+};
+
+static void fl_family(const struct fl_fam *m)
 {
-	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	printf("# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name,
+	       m->type);
 }
 
 static void fl_sample_start(const char *name, const struct fl_svc *s)
@@ -841,107 +1144,197 @@ static void fl_sample_start(const char *name, const struct fl_svc *s)
 	printf("\"");
 }
 
-/* A gauge per destination: its slots, or else its weight. */
-static void fl_dest_family(const struct fl_lb *lb, const char *name,
-			   const char *help, bool slots)
+static const struct fl_fam fl_f_module = {
+	"ip_vs_maglev_module_info", "gauge",
+	"the module line (maglev-fleet collect): labels module, version, bits",
+	"Always 1: the loaded module (ip_vs_maglev, ip_vs_mh or -), its running version (/sys/module/NAME/version, - for none: the kernel's own mh) and the kernel's word size."
+}, fl_f_proc = {
+	"ip_vs_maglev_proc_present", "gauge",
+	"the module line: proc yes or missing",
+	"1 if /proc/net/ip_vs_maglev exists, 0 if not (no maglev module loaded, or the kernel's own ip_vs_mh in its place)."
+}, fl_f_services = {
+	"ip_vs_maglev_services", "gauge", "number of service lines",
+	"maglev services listed in /proc/net/ip_vs_maglev."
+}, fl_f_dweight = {
+	"ip_vs_maglev_dest_weight", "gauge", "weight, per dest",
+	"Weight the table in use was built with, per destination."
+}, fl_f_dslots = {
+	"ip_vs_maglev_dest_slots", "gauge", "slots, per dest",
+	"Table slots a destination owns."
+}, fl_f_ddrain = {
+	"ip_vs_maglev_dest_drain_weight", "gauge", "drain, per dest",
+	"With weight 0, the weight the destination is draining from; 0 if it is not draining (or was added with weight 0)."
+}, fl_f_info = {
+	"ip_vs_maglev_table_info", "gauge",
+	"labels digest and key (seed:S from modules before the keyed hash)",
+	"Always 1: the table's digest and the client hash key fingerprint (\"seed:S\" from modules that print a seed); load balancers agree when both are equal."
+};
+
+/* A gauge per destination: its slots, weight or drain weight. */
+static void fl_dest_family(const struct fl_lb *lb, const struct fl_fam *m,
+			   int what)
 {
 	size_t i, j;
 
-	fl_family(name, "gauge", help);
+	fl_family(m);
 	for (i = 0; i < lb->nr_svc; i++) {
 		for (j = 0; j < lb->svc[i].nr_dest; j++) {
 			const struct fl_dest *d = &lb->svc[i].dest[j];
 
-			fl_sample_start(name, &lb->svc[i]);
+			if (what == 2 && !d->have_drain)
+				continue;
+			fl_sample_start(m->name, &lb->svc[i]);
 			printf(",dest=\"");
 			fl_label_value(d->name);
-			printf("\"} %" PRIu64 "\n", slots ? d->slots : d->weight);
+			printf("\"} %" PRIu64 "\n",
+			       what == 0 ? d->weight : what == 1 ? d->slots :
+			       d->drain);
 		}
 	}
 }
 
 static const struct {
 	enum fl_field f;
-	const char *name, *type, *help;
+	struct fl_fam m;
 } fl_metrics[] = {
-	{ F_SIZE, "ip_vs_maglev_table_slots", "gauge",
-	  "Slots M of the lookup table in use." },
-	{ F_DESTS, "ip_vs_maglev_dests", "gauge",
-	  "Destinations in the table in use." },
-	{ F_FLAGS, "ip_vs_maglev_flags", "gauge",
-	  "Scheduler flags of the service (0x8 flag-1 fallback, 0x10 flag-2 port hashing)." },
-	{ F_BUILDS, "ip_vs_maglev_builds_total", "counter",
-	  "Tables built and published since the service was created." },
-	{ F_CHURN, "ip_vs_maglev_last_build_churn_slots", "gauge",
-	  "Slots whose owner changed in the last table build." },
-	{ F_BUILD_NS, "ip_vs_maglev_last_build_duration_seconds", "gauge",
-	  "Duration of the last table build." },
-	{ F_ALLOC_FAIL, "ip_vs_maglev_alloc_failures_total", "counter",
-	  "Table builds that failed for lack of memory (each is retried)." },
-	{ F_BUILD_FAIL, "ip_vs_maglev_build_failures_total", "counter",
-	  "Table builds that failed for another reason." },
-	{ F_PENDING, "ip_vs_maglev_pending", "gauge",
-	  "1 while a configuration change is not yet in the table in use." },
-	{ F_GEN, "ip_vs_maglev_config_generation", "gauge",
-	  "Configuration changes the service has seen (gen)." },
-	{ F_TABLE_GEN, "ip_vs_maglev_table_generation", "gauge",
-	  "The configuration generation the table in use was built from (table_gen)." },
-	{ F_MEM, "ip_vs_maglev_table_memory_bytes", "gauge",
-	  "Bytes the service holds as allocated: its scheduler state and its destinations, plus its share of a table shared with other services (table_mem / shared)." },
-	{ F_SHARED, "ip_vs_maglev_table_shared_services", "gauge",
-	  "Services of the namespace whose table in use is this service's (1: not shared)." },
-	{ F_TABLE_MEM, "ip_vs_maglev_shared_table_memory_bytes", "gauge",
-	  "Bytes of the (possibly shared) table in use, counted once for all its services." },
+	{ F_SIZE, { "ip_vs_maglev_table_slots", "gauge", "size",
+	  "Slots M of the lookup table in use." } },
+	{ F_DESTS, { "ip_vs_maglev_dests", "gauge", "dests",
+	  "Destinations in the table in use." } },
+	{ F_FLAGS, { "ip_vs_maglev_flags", "gauge", "flags",
+	  "Scheduler flags of the service (0x8 flag-1 fallback, 0x10 flag-2 port hashing)." } },
+	{ F_BUILDS, { "ip_vs_maglev_builds_total", "counter", "builds",
+	  "Tables built and published since the service was created." } },
+	{ F_CHURN, { "ip_vs_maglev_last_build_churn_slots", "gauge", "churn",
+	  "Slots whose owner changed in the last table build." } },
+	{ F_BUILD_NS, { "ip_vs_maglev_last_build_duration_seconds", "gauge",
+	  "build_ns / 1e9", "Duration of the last table build." } },
+	{ F_ALLOC_FAIL, { "ip_vs_maglev_alloc_failures_total", "counter",
+	  "alloc_fail",
+	  "Table builds that failed for lack of memory (each is retried)." } },
+	{ F_BUILD_FAIL, { "ip_vs_maglev_build_failures_total", "counter",
+	  "build_fail", "Table builds that failed for another reason." } },
+	{ F_PENDING, { "ip_vs_maglev_pending", "gauge", "pending",
+	  "1 while a configuration change is not yet in the table in use." } },
+	{ F_GEN, { "ip_vs_maglev_config_generation", "gauge", "gen",
+	  "Configuration changes the service has seen (gen)." } },
+	{ F_TABLE_GEN, { "ip_vs_maglev_table_generation", "gauge", "table_gen",
+	  "The configuration generation the table in use was built from (table_gen)." } },
+	{ F_MEM, { "ip_vs_maglev_service_memory_bytes", "gauge", "mem",
+	  "Bytes the service holds as allocated: its scheduler state and its destinations, plus its share of a table shared with other services (table_mem / shared)." } },
+	{ F_SHARED, { "ip_vs_maglev_table_shared_services", "gauge", "shared",
+	  "Services of the namespace whose table in use is this service's (1: not shared)." } },
+	{ F_TABLE_MEM, { "ip_vs_maglev_shared_table_memory_bytes", "gauge",
+	  "table_mem",
+	  "Bytes of the (possibly shared) table in use, counted once for all its services." } },
 };
 
 static const struct {
 	enum fl_nfield f;
-	const char *name, *type, *help;
+	struct fl_fam m;
 } fl_nmetrics[] = {
-	{ N_TABLES, "ip_vs_maglev_tables", "gauge",
-	  "Distinct tables of the namespace, each shared by the services with the same inputs." },
-	{ N_FILLS, "ip_vs_maglev_table_fills_total", "counter",
-	  "Tables filled (real table builds) in the namespace." },
-	{ N_FOUND, "ip_vs_maglev_table_found_total", "counter",
-	  "Builds that found an identical table to share instead of filling one." },
-	{ N_MEM, "ip_vs_maglev_memory_bytes", "gauge",
-	  "Bytes of all the namespace's maglev tables, each shared table counted once." },
+	{ N_TABLES, { "ip_vs_maglev_tables", "gauge", "namespace tables",
+	  "Distinct tables of the namespace, each shared by the services with the same inputs." } },
+	{ N_FILLS, { "ip_vs_maglev_table_fills_total", "counter",
+	  "namespace fills",
+	  "Tables filled (real table builds) in the namespace." } },
+	{ N_FOUND, { "ip_vs_maglev_table_found_total", "counter",
+	  "namespace found",
+	  "Builds that found an identical table to share instead of filling one." } },
+	{ N_MEM, { "ip_vs_maglev_memory_bytes", "gauge", "namespace mem",
+	  "Bytes of all the namespace's maglev tables and services, each shared table counted once." } },
 };
+
+#define FL_NR(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Every family prom can print, in its order: name, type, from, help. */
+static int fl_prom_metrics(void)
+{
+	const struct fl_fam *fixed[] = { &fl_f_module, &fl_f_proc,
+					 &fl_f_services };
+	const struct fl_fam *tail[] = { &fl_f_dweight, &fl_f_dslots,
+					&fl_f_ddrain, &fl_f_info };
+	const struct fl_fam *m;
+	size_t i, n = FL_NR(fixed) + FL_NR(fl_nmetrics) + FL_NR(fl_metrics) +
+		      FL_NR(tail);
+
+	for (i = 0; i < n; i++) {
+		size_t k = i;
+
+		if (k < FL_NR(fixed)) {
+			m = fixed[k];
+		} else if ((k -= FL_NR(fixed)) < FL_NR(fl_nmetrics)) {
+			m = &fl_nmetrics[k].m;
+		} else if ((k -= FL_NR(fl_nmetrics)) < FL_NR(fl_metrics)) {
+			m = &fl_metrics[k].m;
+		} else {
+			k -= FL_NR(fl_metrics);
+			m = tail[k];
+		}
+		printf("%s\t%s\t%s\t%s\n", m->name, m->type, m->from, m->help);
+	}
+	return fflush(stdout) || ferror(stdout) ? 2 : 0;
+}
 
 static int fl_prom(int argc, char **argv)
 {
 	struct fl_lb lb = { .label = "", .path = "/proc/net/ip_vs_maglev" };
 	size_t i, m;
 
+	if (argc == 1 && !strcmp(argv[0], "--metrics"))
+		return fl_prom_metrics();
 	if (argc > 1) {
 		fputs("maglev-fleet prom: one FILE at most\n", stderr);
 		return 2;
 	}
-	if (argc == 1)
+	if (argc == 1) {
 		lb.path = argv[0];
-	fl_read(&lb);
+		fl_read(&lb);
+	} else {
+		/* this host: what collect prints */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
 
-	fl_family("ip_vs_maglev_services", "gauge",
-		  "maglev services listed in /proc/net/ip_vs_maglev.");
+		if (!f || fl_collect_to(f, "") || fclose(f)) {
+			perror("maglev-fleet");
+			return 2;
+		}
+		f = fmemopen(text, len ? len : 1, "r");
+		if (!f) {
+			perror("maglev-fleet");
+			return 2;
+		}
+		fl_read_stream(&lb, f);
+		fclose(f);
+		free(text);
+	}
+
+	if (lb.mod_line) {
+		fl_family(&fl_f_module);
+		printf("ip_vs_maglev_module_info{module=\"%s\",version=\"%s\",bits=\"%s\"} 1\n",
+		       lb.mod, lb.ver, lb.bits);
+	}
+	fl_family(&fl_f_proc);
+	printf("ip_vs_maglev_proc_present %d\n", !lb.proc_missing);
+	fl_family(&fl_f_services);
 	printf("ip_vs_maglev_services %zu\n", lb.nr_svc);
-	for (m = 0; m < sizeof(fl_nmetrics) / sizeof(fl_nmetrics[0]); m++) {
+	for (m = 0; m < FL_NR(fl_nmetrics); m++) {
 		if (!(lb.ns_have & 1u << fl_nmetrics[m].f))
 			continue;
-		fl_family(fl_nmetrics[m].name, fl_nmetrics[m].type,
-			  fl_nmetrics[m].help);
-		printf("%s %" PRIu64 "\n", fl_nmetrics[m].name,
+		fl_family(&fl_nmetrics[m].m);
+		printf("%s %" PRIu64 "\n", fl_nmetrics[m].m.name,
 		       lb.ns[fl_nmetrics[m].f]);
 	}
-	for (m = 0; m < sizeof(fl_metrics) / sizeof(fl_metrics[0]); m++) {
-		fl_family(fl_metrics[m].name, fl_metrics[m].type,
-			  fl_metrics[m].help);
+	for (m = 0; m < FL_NR(fl_metrics); m++) {
+		fl_family(&fl_metrics[m].m);
 		for (i = 0; i < lb.nr_svc; i++) {
 			const struct fl_svc *s = &lb.svc[i];
 			uint64_t v = s->val[fl_metrics[m].f];
 
 			if (!(s->have & 1u << fl_metrics[m].f))
 				continue;
-			fl_sample_start(fl_metrics[m].name, s);
+			fl_sample_start(fl_metrics[m].m.name, s);
 			if (fl_metrics[m].f == F_BUILD_NS)
 				printf("} %" PRIu64 ".%09" PRIu64 "\n",
 				       v / 1000000000, v % 1000000000);
@@ -949,14 +1342,10 @@ static int fl_prom(int argc, char **argv)
 				printf("} %" PRIu64 "\n", v);
 		}
 	}
-	fl_dest_family(&lb, "ip_vs_maglev_dest_weight",
-		       "Weight the table in use was built with, per destination.",
-		       false);
-	fl_dest_family(&lb, "ip_vs_maglev_dest_slots",
-		       "Table slots a destination owns.",
-		       true);
-	fl_family("ip_vs_maglev_table_info", "gauge",
-		  "Always 1: the table's digest and the client hash key fingerprint (\"seed:S\" from modules that print a seed); load balancers agree when both are equal.");
+	fl_dest_family(&lb, &fl_f_dweight, 0);
+	fl_dest_family(&lb, &fl_f_dslots, 1);
+	fl_dest_family(&lb, &fl_f_ddrain, 2);
+	fl_family(&fl_f_info);
 	for (i = 0; i < lb.nr_svc; i++) {
 		const struct fl_svc *s = &lb.svc[i];
 
@@ -975,6 +1364,226 @@ static int fl_prom(int argc, char **argv)
 	return 0;
 }
 
+/* --- save ---------------------------------------------------------------- */
+
+/* "A.B.C.D:P" or "[V6]:P" as the kernel writes it, or -1. */
+static int fl_norm_addr(const char *in, char *out, size_t len)
+{
+	char addr[FL_NAME_MAX + 1], txt[INET6_ADDRSTRLEN];
+	unsigned char bin[16];
+	const char *colon;
+	uint64_t port;
+	size_t n;
+	int v6 = in[0] == '[';
+
+	if (fl_addr_port(in))
+		return -1;
+	colon = v6 ? strstr(in, "]:") + 1 : strrchr(in, ':');
+	n = (size_t)(colon - in) - 2 * v6;
+	memcpy(addr, in + v6, n);
+	addr[n] = 0;
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, bin) != 1 ||
+	    !inet_ntop(v6 ? AF_INET6 : AF_INET, bin, txt, sizeof(txt)) ||
+	    fl_parse_dec(colon + 1, &port))
+		return -1;
+	snprintf(out, len, v6 ? "[%s]:%" PRIu64 : "%s:%" PRIu64, txt, port);
+	return 0;
+}
+
+/* The service of FILE that an ipvsadm -S service option names, or NULL. */
+static const struct fl_svc *fl_save_svc(const struct fl_lb *lb,
+					const char *opt, const char *val,
+					bool v6)
+{
+	const char *proto = NULL;
+	char want[FL_NAME_MAX + 1], have[FL_NAME_MAX + 1];
+
+	if (!strcmp(opt, "-t") || !strcmp(opt, "--tcp-service"))
+		proto = "TCP";
+	else if (!strcmp(opt, "-u") || !strcmp(opt, "--udp-service"))
+		proto = "UDP";
+	else if (!strcmp(opt, "--sctp-service"))
+		proto = "SCTP";
+	else if (!strcmp(opt, "-f") || !strcmp(opt, "--fwmark-service"))
+		proto = v6 ? "FWM6" : "FWM";
+	if (!proto)
+		return NULL;
+	if (strncmp(proto, "FWM", 3) && fl_norm_addr(val, want, sizeof(want)))
+		return NULL;
+	for (size_t i = 0; i < lb->nr_svc; i++) {
+		const char *id = lb->svc[i].id, *sp = strchr(id, ' ');
+
+		if ((size_t)(sp - id) != strlen(proto) ||
+		    strncmp(id, proto, strlen(proto)))
+			continue;
+		if (!strncmp(proto, "FWM", 3) ? !strcmp(sp + 1, val) :
+		    !fl_norm_addr(sp + 1, have, sizeof(have)) &&
+		    !strcmp(have, want))
+			return &lb->svc[i];
+	}
+	return NULL;
+}
+
+static const struct fl_dest *fl_save_dest(const struct fl_svc *s,
+					  const char *name)
+{
+	char want[FL_NAME_MAX + 1], have[FL_NAME_MAX + 1];
+
+	if (fl_norm_addr(name, want, sizeof(want)))
+		return NULL;
+	for (size_t i = 0; i < s->nr_dest; i++)
+		if (!fl_norm_addr(s->dest[i].name, have, sizeof(have)) &&
+		    !strcmp(have, want))
+			return &s->dest[i];
+	return NULL;
+}
+
+/* Print tok[0..n) with tok[0] as @cmd and tok[wi] as @w. */
+static void fl_save_line(FILE *o, const char *cmd, char **tok, int n, int wi,
+			 uint64_t w)
+{
+	fputs(cmd, o);
+	for (int i = 1; i < n; i++) {
+		if (i == wi)
+			fprintf(o, " %" PRIu64, w);
+		else
+			fprintf(o, " %s", tok[i]);
+	}
+	fputc('\n', o);
+}
+
+static int fl_save(int argc, char **argv)
+{
+	static const char ws[] = " \t\r\n";
+	struct fl_lb lb = { .label = "", .path = "/proc/net/ip_vs_maglev" };
+	char *line = NULL, *copy, *tok[FL_TOKENS + 1], *save, *w;
+	char *edits = NULL;
+	size_t cap = 0, elen = 0, nr_drain = 0, i;
+	unsigned long ln = 0;
+	bool only_drains = false;
+	FILE *e;
+	int n;
+
+	if (argc && !strcmp(argv[0], "--drains")) {
+		only_drains = true;
+		argc--;
+		argv++;
+	}
+	if (argc > 1 || (argc == 1 && argv[0][0] == '-' && argv[0][1])) {
+		fputs("maglev-fleet save: usage: ipvsadm -S -n | maglev-fleet save [--drains] [FILE]\n",
+		      stderr);
+		return 2;
+	}
+	if (argc == 1)
+		lb.path = argv[0];
+	fl_read(&lb);
+	if (lb.proc_missing) {
+		fprintf(stderr, "maglev-fleet: %s: no /proc/net/ip_vs_maglev on that load balancer\n",
+			lb.path);
+		return 2;
+	}
+	for (i = 0; i < lb.nr_svc; i++) {
+		if (lb.svc[i].val[F_PENDING]) {
+			fprintf(stderr, "maglev-fleet: %s:%lu: %s is pending: its table is not its configuration yet; wait for pending 0 and save again\n",
+				lb.path, lb.svc[i].line, lb.svc[i].id);
+			return 3;
+		}
+	}
+	e = open_memstream(&edits, &elen);
+	if (!e) {
+		perror("maglev-fleet");
+		return 2;
+	}
+	while (getline(&line, &cap, stdin) >= 0) {
+		const char *sopt = NULL, *sval = NULL, *rname = NULL;
+		char nbuf[FL_NAME_MAX + 1];
+		const struct fl_svc *s;
+		const struct fl_dest *d;
+		uint64_t weight = 1;
+		bool v6 = false;
+		int wi = 0;
+
+		ln++;
+		copy = strdup(line);
+		if (!copy) {
+			perror("maglev-fleet");
+			return 2;
+		}
+		n = 0;
+		save = NULL;
+		for (w = strtok_r(copy, ws, &save); w && n < FL_TOKENS;
+		     w = strtok_r(NULL, ws, &save))
+			tok[n++] = w;
+		if (!n || (strcmp(tok[0], "-a") &&
+			   strcmp(tok[0], "--add-server"))) {
+			if (!only_drains)
+				fputs(line, stdout);
+			free(copy);
+			continue;
+		}
+		for (int k = 1; k < n; k++) {
+			if (!strcmp(tok[k], "-6") || !strcmp(tok[k], "--ipv6"))
+				v6 = true;
+			if (k + 1 >= n)
+				continue;
+			if (!strcmp(tok[k], "-r") ||
+			    !strcmp(tok[k], "--real-server")) {
+				rname = tok[k + 1];
+			} else if (!strcmp(tok[k], "-w") ||
+				   !strcmp(tok[k], "--weight")) {
+				wi = k + 1;
+				if (fl_parse_dec(tok[wi], &weight)) {
+					fprintf(stderr, "maglev-fleet: stdin:%lu: bad weight '%s'\n",
+						ln, tok[wi]);
+					return 2;
+				}
+			} else if (!sopt && tok[k][0] == '-') {
+				sopt = tok[k];
+				sval = tok[k + 1];
+			}
+		}
+		s = sopt ? fl_save_svc(&lb, sopt, sval, v6) : NULL;
+		d = s && rname ? fl_save_dest(s, rname) : NULL;
+		if (s && rname && fl_norm_addr(rname, nbuf, sizeof(nbuf))) {
+			fprintf(stderr, "maglev-fleet: stdin:%lu: '%s' is not an address with a port: save with ipvsadm -S -n\n",
+				ln, rname);
+			return 2;
+		}
+		if (d && !only_drains && (d->weight != 0) != (weight != 0)) {
+			fprintf(stderr, "maglev-fleet: stdin:%lu: %s %s has weight %" PRIu64 " here and %" PRIu64 " in %s: save the same load balancer's rules and file, with no change between them\n",
+				ln, s->id, d->name, weight, d->weight, lb.path);
+			return 3;
+		}
+		if (d && !weight && wi && d->have_drain && d->drain &&
+		    !d->weight) {
+			nr_drain++;
+			if (only_drains)
+				fl_save_line(stdout, "-e", tok, n, wi, d->drain);
+			else
+				fl_save_line(stdout, tok[0], tok, n, wi,
+					     d->drain);
+			fl_save_line(e, "-e", tok, n, wi, 0);
+		} else if (!only_drains) {
+			fputs(line, stdout);
+		}
+		free(copy);
+	}
+	free(line);
+	if (ferror(stdin) || fclose(e)) {
+		perror("maglev-fleet: stdin");
+		return 2;
+	}
+	fwrite(edits, 1, elen, stdout);
+	free(edits);
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("maglev-fleet: stdout");
+		return 2;
+	}
+	fprintf(stderr, "maglev-fleet save: %zu draining destination%s restored as draining\n",
+		nr_drain, nr_drain == 1 ? "" : "s");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && (!strcmp(argv[1], "--help") ||
@@ -982,10 +1591,14 @@ int main(int argc, char **argv)
 		fputs(fl_help, stdout);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "collect"))
+		return fl_collect(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "check"))
 		return fl_check(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "prom"))
 		return fl_prom(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "save"))
+		return fl_save(argc - 2, argv + 2);
 	fputs(fl_help, stderr);
 	return 2;
 }

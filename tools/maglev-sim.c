@@ -90,7 +90,8 @@ static const char sim_help[] =
 "                            backend, in name order\n"
 "  STATS                     table size, pending size, key fingerprint,\n"
 "                            backends,\n"
-"                            filled slots, fills and probes of the last build\n"
+"                            filled slots, fills and probes of the last build,\n"
+"                            slot width, table bytes, build scratch bytes\n"
 "\n"
 "Algorithm (the backend set is kept across changes):\n"
 "  ALGO maglev               Maglev table (the default); all commands above\n"
@@ -650,11 +651,12 @@ static int cmd_stats(struct sim *s, int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("size=%u next_size=%u key=%08x backends=%u filled=%u fills=%u probes=%llu width=%u bytes=%zu\n",
+	printf("size=%u next_size=%u key=%08x backends=%u filled=%u fills=%u probes=%llu width=%u bytes=%zu scratch=%zu\n",
 	       s->cur->size, s->next_size, maglev_key_fingerprint(s->key),
 	       s->cur_n,
 	       s->cur->nr_filled, s->cur_st.fills, s->cur_st.probes,
-	       s->cur->width, maglev_table_bytes(s->cur->size, s->cur_n));
+	       s->cur->width, maglev_table_bytes(s->cur->size, s->cur_n),
+	       maglev_work_bytes(s->cur->size, s->cur_n));
 	return 0;
 }
 

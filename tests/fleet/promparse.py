@@ -15,7 +15,7 @@ SVC_FIELDS = {
     "ip_vs_maglev_pending": "pending",
     "ip_vs_maglev_config_generation": "gen",
     "ip_vs_maglev_table_generation": "table_gen",
-    "ip_vs_maglev_table_memory_bytes": "mem",
+    "ip_vs_maglev_service_memory_bytes": "mem",
     "ip_vs_maglev_table_shared_services": "shared",
     "ip_vs_maglev_shared_table_memory_bytes": "table_mem",
 }
@@ -26,13 +26,15 @@ NS_FIELDS = {
     "ip_vs_maglev_memory_bytes": "mem",
 }
 
-svc, dest, ns = {}, {}, {}
+svc, dest, ns, mod = {}, {}, {}, {}
 cur = None
 for line in open(sys.argv[1]):
     w = line.split()
     if not w or w[0].startswith("#"):
         continue
-    if w[0] == "namespace":
+    if w[0] == "module":
+        mod = dict(zip(w[2::2], w[3::2]), module=w[1])
+    elif w[0] == "namespace":
         ns = dict(zip(w[1::2], w[2::2]))
     elif w[0] == "service":
         cur = w[1] + " " + w[2]
@@ -55,6 +57,14 @@ for f in fams:
         if s.name == "ip_vs_maglev_services":
             assert s.value == len(svc), s
             continue
+        if s.name == "ip_vs_maglev_module_info":
+            assert s.value == 1 and mod and lab == {
+                "module": mod["module"], "version": mod["version"],
+                "bits": mod["bits"]}, s
+            continue
+        if s.name == "ip_vs_maglev_proc_present":
+            assert s.value == (0 if mod.get("proc") == "missing" else 1), s
+            continue
         if s.name in NS_FIELDS:
             assert s.value == int(ns[NS_FIELDS[s.name]]), s
             continue
@@ -67,6 +77,8 @@ for f in fams:
             assert abs(s.value - int(fields["build_ns"]) / 1e9) < 1e-12, s
         elif s.name == "ip_vs_maglev_dest_weight":
             assert s.value == int(dest[(lab["service"], lab["dest"])]["weight"]), s
+        elif s.name == "ip_vs_maglev_dest_drain_weight":
+            assert s.value == int(dest[(lab["service"], lab["dest"])]["drain"]), s
         elif s.name == "ip_vs_maglev_dest_slots":
             assert s.value == int(dest[(lab["service"], lab["dest"])]["slots"]), s
         elif s.name == "ip_vs_maglev_table_info":
@@ -78,6 +90,10 @@ for f in fams:
 for name, fields in svc.items():
     total = sum(int(d["slots"]) for (sv, _), d in dest.items() if sv == name)
     assert total in (0, int(fields["size"])), (name, total)
+assert ("ip_vs_maglev_module_info" in samples) == bool(mod), "module line"
+assert "ip_vs_maglev_proc_present" in samples
+for (sv, name), d in dest.items():
+    assert ("drain" in d) <= ("ip_vs_maglev_dest_drain_weight" in samples)
 for metric, f in NS_FIELDS.items():
     if f in ns:
         assert metric in samples, ("namespace field not exported", f)

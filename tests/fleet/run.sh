@@ -91,7 +91,7 @@ real_captures() {
 	fleet check -v lb1="$C/12/roll-done.lb1" lb2="$C/12/roll-done.lb2" lb3="$C/12/roll-done.lb3"
 	verdict "$W: test 12 rolling update done: all agree, -v lists them" 0 \
 		"OK: 2 maglev services agree on 3 load balancers (lb1, lb2, lb3)" \
-		"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { print $(NF - 8) }' "$C/12/roll-done.lb1") key $K size 65537 flags 0x10 dests 5"
+		"TCP 10.0.0.1:83: agrees on all 3: digest $(awk '$3 == "10.0.0.1:83" { for (i = 4; i < NF; i++) if ($i == "digest") print $(i + 1) }' "$C/12/roll-done.lb1") key $K size 65537 flags 0x10 dests 5"
 
 	if [ -d "$C/18" ]; then
 		fleet check lb1="$C/18/weight-lb1.lb1" lb2="$C/18/weight-lb1.lb2" lb3="$C/18/weight-lb1.lb3"
@@ -125,6 +125,48 @@ real_captures() {
 echo "== maglev-fleet check on real captures"
 real_captures "$D" "seed 0" "seed format"
 real_captures "$D/key" "$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "key") print $(i + 1) }' "$D/key/12/setup.lb1")" "key format"
+real_captures "$D/ns" "$(awk '$1 == "service" { for (i = 1; i < NF; i++) if ($i == "key") print $(i + 1); exit }' "$D/ns/12/setup.lb1")" "namespace-line format"
+
+echo "== guest 26's captures: drains, restores, modules, save"
+# capture26 DIR BUILD: the checks on guest 26's captures of one build.
+capture26() {
+	local C=$1 B=$2 W="26 ${1#"$D"/26}: $2"
+	fleet check lb1="$C/$B-drain.lb1" lb2="$C/$B-drain.lb2"
+	verdict "$W: rs3 draining on both LBs: agree" 0 \
+		"OK: 1 maglev services agree on 2 load balancers (lb1, lb2)"
+	fleet check lb1="$C/$B-plain.lb1" lb3="$C/$B-plain.lb3"
+	verdict "$W: lb3 restored with plain ipvsadm -S/-R: the drain is lost" 1 \
+		"TCP 10.0.0.1:80: differs" \
+		"  dest 10.2.0.3:80: weight 0 draining from 1 on lb1; weight 0 added at 0 on lb3 (restored at weight 0 during a drain: restore it as draining, maglev-fleet save)"
+	fleet save "$C/$B-save.proc" <"$C/$B-save.ipvsadm-S"
+	if [ "$rc" = 0 ] && cmp -s "$TMP/out" "$C/$B-save.rules"; then
+		pass "$W: save makes from ipvsadm -S and /proc the rules the guest saved"
+	else
+		fail "$W: save: exit $rc: $(diff "$TMP/out" "$C/$B-save.rules" | head -n 5) $(cat "$TMP/err")"
+	fi
+	# (Debian's kernel has its own ip_vs_mh loaded beside ip_vs_maglev.)
+	local why="no maglev module is loaded (ip_vs_maglev or ip_vs_mh): not installed for the running kernel, or not loaded yet"
+	grep -q '^module ip_vs_mh version - ' "$C/$B-noproc.lb1" &&
+		why="a module without a version is loaded: the kernel's own, another table (did the DKMS build fail for the running kernel?)"
+	fleet check lb1="$C/$B-noproc.lb1" lb2="$C/$B-collect.lb2"
+	verdict "$W: an LB without the module" 1 \
+		"lb1: no /proc/net/ip_vs_maglev ($(awk '{ print "module " $2 ", version " $4 }' "$C/$B-noproc.lb1")): $why"
+	if grep -q '^module version' "$TMP/out"; then
+		fail "$W: the LB without the /proc file is reported twice (its version too)"
+	else
+		pass "$W: the LB without the /proc file is not compared for its version"
+	fi
+	fleet check "$C/$B-collect.lb1" "$C/$B-collect.lb2"
+	verdict "$W: collect's files at the end agree and name the module" 0 \
+		"OK: 1 maglev services agree on 2 load balancers ($B-collect.lb1, $B-collect.lb2); module ip_vs_$([ "$B" = mh ] && echo mh || echo maglev) 0.2, 64-bit kernels"
+}
+capture26 "$D/26" maglev
+capture26 "$D/26/newest" maglev
+capture26 "$D/26/newest" mh
+fleet check lb1="$D/26/newest/mh-intree.lb1" lb2="$D/26/newest/mh-collect.lb2"
+verdict "26 newest: the kernel's own ip_vs_mh on lb1 (a failed DKMS build)" 1 \
+	"lb1: no /proc/net/ip_vs_maglev (module ip_vs_mh, version -): a module without a version is loaded: the kernel's own, another table (did the DKMS build fail for the running kernel?)" \
+	"  service: missing on lb1; present on lb2"
 
 echo "== derived cases (edits of real captures)"
 # A service missing on one LB: lb2's port 80 block deleted.
@@ -173,6 +215,174 @@ fleet check a="$D/readme-demo.txt" b="$D/readme-demo.txt"
 verdict "README transcript (older format) parses and agrees with itself" 0 \
 	"OK: 1 maglev services agree on 2 load balancers (a, b)"
 
+echo "== drains (edits of real captures: the drain field)"
+# "drain D" at the end of the dest lines; 10.2.0.2:84 is at weight 0 in
+# lb2's and lb3's key/18 weight-lb1 captures (which agree): made draining
+# from 1 on "lb1" and "lb2", added at 0 on "lb3".
+drain_fmt() {
+	awk -v d="$2" '$1 == "dest" { $0 = "  " $0 " drain " ($2 == "10.2.0.2:84" && $4 == 0 ? d : 0) } { print }' "$1"
+}
+drain_fmt "$D/key/18/weight-lb1.lb2" 1 >"$TMP/dr.lb1"
+drain_fmt "$D/key/18/weight-lb1.lb3" 1 >"$TMP/dr.lb2"
+# (and lb3's port 84 digest another, as a table without the drain has)
+drain_fmt "$D/key/18/weight-lb1.lb3" 0 |
+	sed '1s/ digest [0-9a-f]* / digest 0123456789abcdef /' >"$TMP/dr.lb3"
+if grep -q '10.2.0.2:84 weight 0 slots 0 drain 1$' "$TMP/dr.lb1"; then
+	pass "drains: the edit made 10.2.0.2:84 draining on lb1"
+else
+	fail "drains: the capture has no 10.2.0.2:84 at weight 0: $(grep -c 'drain 1' "$TMP/dr.lb1")"
+fi
+fleet check lb1="$TMP/dr.lb1" lb2="$TMP/dr.lb2"
+verdict "drains: the same drain on lb1 and lb2 agrees" 0 \
+	"OK: 3 maglev services agree on 2 load balancers (lb1, lb2)"
+fleet check lb1="$TMP/dr.lb1" lb2="$TMP/dr.lb2" lb3="$TMP/dr.lb3"
+verdict "drains: draining on lb1, lb2 and added at 0 on lb3 differ" 1 \
+	"TCP 10.0.0.1:84: differs" \
+	"  dest 10.2.0.2:84: weight 0 draining from 1 on lb1, lb2; weight 0 added at 0 on lb3 (restored at weight 0 during a drain: restore it as draining, maglev-fleet save)"
+sed 's/ weight 1 slots \([0-9]*\) drain 0$/ weight 1 slots \1 drain 1/' "$TMP/dr.lb1" >"$TMP/drbad"
+bad "drains: a drain with a weight" \
+	"maglev-fleet: $TMP/drbad:2: drain 1 with weight 1 (only a weight 0 drains)" check "$TMP/drbad"
+
+echo "== modules (the module line of maglev-fleet collect)"
+# with_module FILE LINE: LINE, then FILE.
+with_module() { echo "$2"; cat "$1"; }
+M='module ip_vs_maglev version 0.2 bits 64 proc yes'
+for lb in lb1 lb2 lb3; do with_module "$TMP/dr.lb1" "$M" >"$TMP/m.$lb"; done
+fleet check "$TMP/m.lb1" "$TMP/m.lb2" "$TMP/m.lb3"
+verdict "modules: one version, one word size: OK names them" 0 \
+	"OK: 3 maglev services agree on 3 load balancers (m.lb1, m.lb2, m.lb3); module ip_vs_maglev 0.2, 64-bit kernels"
+with_module "$TMP/dr.lb1" 'module ip_vs_mh version 0.1 bits 64 proc yes' >"$TMP/m.lb3"
+fleet check "$TMP/m.lb1" "$TMP/m.lb2" "$TMP/m.lb3"
+verdict "modules: a mixed version is a disagreement" 1 \
+	"DISAGREE: 0 of 3 maglev services differ across 3 load balancers, and their modules do (m.lb1, m.lb2, m.lb3)" \
+	"module version: 0.2 on m.lb1, m.lb2; 0.1 on m.lb3 (a mixed fleet: finish the upgrade or the rollback; NEWS says which versions move clients)"
+with_module "$TMP/dr.lb1" 'module ip_vs_mh version 0.2 bits 32 proc yes' >"$TMP/m.lb3"
+fleet check "$TMP/m.lb1" "$TMP/m.lb2" "$TMP/m.lb3"
+verdict "modules: a 32-bit kernel among 64-bit ones (the mh build of the same version is no difference)" 1 \
+	"kernel word size: 64 on m.lb1, m.lb2; 32 on m.lb3 bits (32-bit kernels hash clients with HalfSipHash, 64-bit ones with SipHash: the same tables, other servers)"
+if grep -q '^module version' "$TMP/out"; then
+	fail "modules: ip_vs_mh 0.2 and ip_vs_maglev 0.2 reported as a version difference"
+else
+	pass "modules: ip_vs_mh 0.2 and ip_vs_maglev 0.2 are one version"
+fi
+echo 'module ip_vs_mh version - bits 64 proc missing' >"$TMP/m.lb3"
+fleet check "$TMP/m.lb1" "$TMP/m.lb2" "$TMP/m.lb3"
+verdict "modules: the kernel's own ip_vs_mh (no version, no /proc file) on lb3" 1 \
+	"m.lb3: no /proc/net/ip_vs_maglev (module ip_vs_mh, version -): a module without a version is loaded: the kernel's own, another table (did the DKMS build fail for the running kernel?)" \
+	"  service: missing on m.lb3; present on m.lb1, m.lb2"
+{ echo "$M"; echo "$M"; } >"$TMP/m2"
+bad "modules: a module line twice" "maglev-fleet: $TMP/m2:2: module line twice (line 1)" check "$TMP/m2"
+{ cat "$TMP/dr.lb1"; echo "$M"; } >"$TMP/m3"
+bad "modules: a module line after the services" \
+	"maglev-fleet: $TMP/m3:$(($(wc -l <"$TMP/dr.lb1") + 1)): module line after a namespace or service line" check "$TMP/m3"
+echo 'module ip_vs_maglev version 0.2 bits 16 proc yes' >"$TMP/m4"
+bad "modules: bits 16" "maglev-fleet: $TMP/m4:1: bad bits '16' (32 or 64)" check "$TMP/m4"
+{ echo 'module ip_vs_mh version - bits 64 proc missing'; head -n 1 "$TMP/dr.lb1"; } >"$TMP/m5"
+bad "modules: service lines after 'proc missing'" "maglev-fleet: $TMP/m5:2: a line after 'proc missing'" check "$TMP/m5"
+
+echo "== collect (a fake /sys and /proc under -r ROOT)"
+bits=$(case $(uname -m) in *64|s390x|alpha) echo 64 ;; *) echo 32 ;; esac)
+R=$TMP/root
+mkdir -p "$R/sys/module/ip_vs_mh" "$R/proc/net"
+fleet collect -r "$R"
+if [ "$rc" = 0 ] && [ "$(cat "$TMP/out")" = "module ip_vs_mh version - bits $bits proc missing" ]; then
+	pass "collect: the kernel's own ip_vs_mh: no version, no /proc file"
+else
+	fail "collect: in-tree mh: exit $rc: $(cat "$TMP/out" "$TMP/err")"
+fi
+echo 0.2 >"$R/sys/module/ip_vs_mh/version"
+cp "$TMP/dr.lb1" "$R/proc/net/ip_vs_maglev"
+fleet collect -r "$R"
+if [ "$rc" = 0 ] && [ "$(head -n 1 "$TMP/out")" = "module ip_vs_mh version 0.2 bits $bits proc yes" ] &&
+	[ "$(sed 1d "$TMP/out")" = "$(cat "$TMP/dr.lb1")" ]; then
+	pass "collect: the mh build: its version, then the /proc file as it is"
+else
+	fail "collect: mh build: exit $rc: $(head -n 2 "$TMP/out" "$TMP/err")"
+fi
+mkdir -p "$R/sys/module/ip_vs_maglev"
+echo 0.3 >"$R/sys/module/ip_vs_maglev/version"
+fleet collect -r "$R"
+if [ "$(head -n 1 "$TMP/out")" = "module ip_vs_maglev version 0.3 bits $bits proc yes" ]; then
+	pass "collect: ip_vs_maglev beside the kernel's ip_vs_mh: ip_vs_maglev"
+else
+	fail "collect: ip_vs_maglev and ip_vs_mh: $(head -n 1 "$TMP/out")"
+fi
+fleet collect -x
+if [ "$rc" = 2 ]; then pass "collect: a bad option: exit 2"; else fail "collect -x: exit $rc"; fi
+
+echo "== save (ipvsadm -S -n into an ipvsadm -R script that restores drains)"
+# The rules of the key/18 set-up as ipvsadm -S -n prints them.
+awk '$1 == "service" { split($3, a, ":"); svc = $3
+		print "-A -t " svc " -s maglev -b flag-2" }
+	$1 == "dest" { print "-a -t " svc " -r " $2 " -g -w " $4 }' "$TMP/dr.lb1" >"$TMP/rules"
+fleet save "$TMP/dr.lb1" <"$TMP/rules"
+if [ "$rc" = 0 ] &&
+	[ "$(grep -c . "$TMP/out")" = "$(($(grep -c . "$TMP/rules") + 1))" ] &&
+	grep -qxF -- "-a -t 10.0.0.1:84 -r 10.2.0.2:84 -g -w 1" "$TMP/out" &&
+	[ "$(tail -n 1 "$TMP/out")" = "-e -t 10.0.0.1:84 -r 10.2.0.2:84 -g -w 0" ] &&
+	[ "$(grep -v '10.2.0.2:84' "$TMP/out")" = "$(grep -v '10.2.0.2:84' "$TMP/rules")" ] &&
+	grep -qxF "maglev-fleet save: 1 draining destination restored as draining" "$TMP/err"; then
+	pass "save: the draining 10.2.0.2:84 is added at weight 1 and set to 0 last; every other line as it was"
+else
+	fail "save: exit $rc: $(cat "$TMP/out" "$TMP/err" | head -n 20)"
+fi
+fleet save --drains "$TMP/dr.lb1" <"$TMP/rules"
+if [ "$rc" = 0 ] && [ "$(cat "$TMP/out")" = "$(printf '%s\n' \
+	"-e -t 10.0.0.1:84 -r 10.2.0.2:84 -g -w 1" "-e -t 10.0.0.1:84 -r 10.2.0.2:84 -g -w 0")" ]; then
+	pass "save --drains: only the two edits of the draining destination"
+else
+	fail "save --drains: exit $rc: $(cat "$TMP/out" "$TMP/err")"
+fi
+fleet save "$TMP/dr.lb3" <"$TMP/rules"
+if [ "$rc" = 0 ] && [ "$(cat "$TMP/out")" = "$(cat "$TMP/rules")" ]; then
+	pass "save: added at weight 0 (drain 0): the rules unchanged"
+else
+	fail "save: added at 0: exit $rc: $(cat "$TMP/err")"
+fi
+sed 's/-r 10.2.0.2:84 -g -w 0/-r 10.2.0.2:84 -g -w 3/' "$TMP/rules" >"$TMP/rules2"
+fleet save "$TMP/dr.lb1" <"$TMP/rules2"
+if [ "$rc" = 3 ] && grep -q "TCP 10.0.0.1:84 10.2.0.2:84 has weight 3 here and 0 in $TMP/dr.lb1" "$TMP/err"; then
+	pass "save: rules and file that differ: exit 3"
+else
+	fail "save: differing rules: exit $rc: $(cat "$TMP/err")"
+fi
+fleet save "$D/key/18/pending.lb1" <"$TMP/rules"
+if [ "$rc" = 3 ] && grep -q "TCP 10.0.0.1:86 is pending: its table is not its configuration yet" "$TMP/err"; then
+	pass "save: a pending service: exit 3, wait for pending 0"
+else
+	fail "save: pending: exit $rc: $(cat "$TMP/err")"
+fi
+# IPv6 and fwmark services: names normalised as the kernel writes them.
+cat >"$TMP/v6.proc" <<'EOT'
+service TCP [2001:db8::1]:80 size 251 key 714c8345 flags 0x0 dests 2 builds 1 churn 251 build_ns 1 alloc_fail 0 build_fail 0 digest 0000000000000001 pending 0 gen 3 table_gen 3
+  dest [2001:db8::a]:80 weight 0 slots 0 drain 2
+  dest [2001:db8::b]:80 weight 1 slots 251 drain 0
+service FWM6 7 size 251 key 714c8345 flags 0x0 dests 2 builds 1 churn 251 build_ns 1 alloc_fail 0 build_fail 0 digest 0000000000000002 pending 0 gen 3 table_gen 3
+  dest [2001:db8::a]:0 weight 0 slots 0 drain 5
+  dest [2001:db8::b]:0 weight 1 slots 251 drain 0
+EOT
+cat >"$TMP/v6.rules" <<'EOT'
+-A -t [2001:0db8::1]:80 -s maglev
+-a -t [2001:0db8::1]:80 -r [2001:db8:0::a]:80 -i -w 0
+-a -t [2001:0db8::1]:80 -r [2001:db8::b]:80 -i -w 1
+-A -f 7 -6 -s maglev
+-a -f 7 -6 -r [2001:db8::a]:0 -g -w 0
+-a -f 7 -6 -r [2001:db8::b]:0 -g -w 1
+-A -f 7 -s maglev
+-a -f 7 -r 10.2.0.1:0 -g -w 0
+EOT
+fleet save "$TMP/v6.proc" <"$TMP/v6.rules"
+if [ "$rc" = 0 ] && grep -qxF -- "-a -t [2001:0db8::1]:80 -r [2001:db8:0::a]:80 -i -w 2" "$TMP/out" &&
+	grep -qxF -- "-a -f 7 -6 -r [2001:db8::a]:0 -g -w 5" "$TMP/out" &&
+	grep -qxF -- "-a -f 7 -r 10.2.0.1:0 -g -w 0" "$TMP/out" &&
+	[ "$(tail -n 2 "$TMP/out")" = "$(printf '%s\n' "-e -t [2001:0db8::1]:80 -r [2001:db8:0::a]:80 -i -w 0" "-e -f 7 -6 -r [2001:db8::a]:0 -g -w 0")" ]; then
+	pass "save: IPv6 (written another way) and IPv6 fwmark drains restored, the IPv4 fwmark service (not in the file) left alone"
+else
+	fail "save: IPv6/fwmark: exit $rc: $(cat "$TMP/out" "$TMP/err")"
+fi
+bad "save: a file argument and an option" \
+	"maglev-fleet save: usage: ipvsadm -S -n | maglev-fleet save [--drains] [FILE]" save -x
+
 echo "== usage and input errors (exit 2)"
 bad "no arguments" "$("$FLEET" 2>&1 >/dev/null)"
 fleet check
@@ -195,7 +405,7 @@ cat "$D/12/setup.lb1" "$D/12/setup.lb1" >"$TMP/twice"
 bad "a service twice" "maglev-fleet: $TMP/twice:11: service TCP 10.0.0.1:80 listed twice (line 1)" check "$TMP/twice"
 { echo '# collected from lb1'; echo; echo 'servce TCP 10.0.0.1:80'; } >"$TMP/typo"
 bad "an unknown line kind, after a comment and a blank line" \
-	"maglev-fleet: $TMP/typo:3: neither a namespace, service nor dest line: 'servce'" check "$TMP/typo"
+	"maglev-fleet: $TMP/typo:3: neither a module, namespace, service nor dest line: 'servce'" check "$TMP/typo"
 sed '1s/ seed 0 / seed 0 key 00000000 /' "$D/12/setup.lb1" >"$TMP/both"
 bad "both seed and key" "maglev-fleet: $TMP/both:1: both key and seed" check "$TMP/both"
 sed '1s/TCP 10.0.0.1:80/TCP 10.0.0.300:80/' "$D/12/setup.lb1" >"$TMP/vip"
@@ -239,9 +449,10 @@ done
 # scripts/lib.sh); without it the parser's checks fail rather than vanish.
 [ -n "$PY" ] ||
 	fail "prom: python3's prometheus_client is missing (apt-get install python3-prometheus-client)"
-for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1"; do
+for f in "$D"/12/* "$D"/18/* "$D"/key/12/* "$D"/key/18/* "$D"/ns/12/* "$D"/ns/18/* "$D"/26/*.lb? "$D"/26/*.fig "$D"/26/newest/*.lb? "$D/readme-demo.txt" "$TMP/key.lb1" "$TMP/sh.lb1" "$TMP/m.lb1" "$TMP/m.lb3"; do
 	[ -f "$f" ] || continue
 	n=${f#"$D"/}
+	n=${n#"$TMP"/}
 	fleet prom "$f"
 	if [ "$rc" != 0 ]; then
 		fail "prom $n: exit $rc: $(cat "$TMP/err")"
@@ -279,6 +490,32 @@ if grep -q '^ip_vs_maglev_table_info{service="TCP 10.0.0.1:80",digest="[0-9a-f]\
 	pass "prom: key format's fingerprint in table_info"
 else
 	fail "prom: key format's table_info"
+fi
+fleet prom "$TMP/m.lb3"
+if grep -qx 'ip_vs_maglev_proc_present 0' "$TMP/out" &&
+   grep -qx 'ip_vs_maglev_module_info{module="ip_vs_mh",version="-",bits="64"} 1' "$TMP/out" &&
+   grep -qx 'ip_vs_maglev_services 0' "$TMP/out"; then
+	pass "prom: the kernel's own ip_vs_mh: proc_present 0, its module without a version"
+else
+	fail "prom: no /proc file: $(head -n 8 "$TMP/out")"
+fi
+fleet prom "$TMP/m.lb1"
+if grep -qx 'ip_vs_maglev_dest_drain_weight{service="TCP 10.0.0.1:84",dest="10.2.0.2:84"} 1' "$TMP/out" &&
+   grep -qx 'ip_vs_maglev_module_info{module="ip_vs_maglev",version="0.2",bits="64"} 1' "$TMP/out"; then
+	pass "prom: the drain weight per dest, the module's version and word size"
+else
+	fail "prom: drain/module: $(grep -c . "$TMP/out") lines"
+fi
+# --metrics lists exactly the families prom prints for a file with every
+# line kind (module, namespace, service, dest with drain).
+"$FLEET" prom --metrics | cut -f 1,2 | sort >"$TMP/list"
+{ echo "$M"; awk '$1 == "dest" { $0 = "  " $0 " drain 0" } { print }' "$TMP/sh.lb1"; } >"$TMP/full"
+fleet prom "$TMP/full"
+awk '$1 == "#" && $2 == "TYPE" { print $3 "\t" $4 }' "$TMP/out" | sort >"$TMP/printed"
+if [ -s "$TMP/list" ] && cmp -s "$TMP/list" "$TMP/printed"; then
+	pass "prom --metrics lists the $(wc -l <"$TMP/list") families prom prints, with their types"
+else
+	fail "prom --metrics and prom's families differ: $(diff "$TMP/list" "$TMP/printed" | head -n 5)"
 fi
 # A build with no memory to count its churn shows "churn -" (issue 30):
 # accepted, and that service's churn gauge left out.

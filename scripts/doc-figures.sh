@@ -91,7 +91,8 @@ sizes=$(mktemp)
 trap 'rm -f "$sizes"; rm -rf "${src:-}"' EXIT
 if [ -n "$kdir" ]; then
 	src=$(mktemp -d)
-	cp -r "$dir/include" "$dir/scripts/figures/." "$src/"
+	cp -r "$dir/include" "$dir/maglev_main.c" "$dir/maglev_table.c" \
+		"$dir/scripts/figures/." "$src/"
 	if make -C "$kdir" M="$src" modules >"$src/build.log" 2>&1 &&
 		nm -S "$src/maglev_sizes.o" >"$src/nm"; then
 		cp "$src/nm" "$sizes"

@@ -15,13 +15,15 @@
 # Environment: NEWEST_GUEST_TESTS, the guest tests to run on it (globs as
 # GUEST_TESTS takes them; "all" for every one); the default is the tests
 # that exercise IPVS itself (lifecycle, traffic, order, drain, params,
-# unload, netns, failure, teardown, fleet, sync, hardening).
+# unload, netns, failure, teardown, fleet, sync, hardening, and the
+# scheduler switched under traffic, with the mh build where the kernel's
+# own mh is a module).
 # Every result names the kernel: "linux-7.3.4: ...".
 # Logs: build/check/newest/ and build/check/vm-stock-newest/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-NEWEST_GUEST_TESTS=${NEWEST_GUEST_TESTS:-01-* 02-* 03-* 04-* 05-* 06-* 07-* 08-* 11-* 12-* 18-* 19-*}
+NEWEST_GUEST_TESTS=${NEWEST_GUEST_TESTS:-01-* 02-* 03-* 04-* 05-* 06-* 07-* 08-* 11-* 12-* 18-* 19-* 30-*}
 [ "$NEWEST_GUEST_TESTS" = all ] && NEWEST_GUEST_TESTS='[0-9]*'
 
 need_pkgs "${BUILD_PKGS[@]}"

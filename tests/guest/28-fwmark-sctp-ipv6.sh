@@ -120,12 +120,12 @@ rs_of() {
 tf_vs_sim() {
 	awk -v p="$3" -v c="$4" '$1 == p { print c, $2 }' "$2" >"$T/tf.keys"
 	predict "$T/tf.keys" "$5" 1 | rs_of >"$T/tf.pred"
-	_r=$(awk -v p="$3" 'NR == FNR { o[$1] = $2; next }
+	_r=$(awk -v p="$3" 'FILENAME == ARGV[1] { o[$1] = $2; next }
 		$1 == p { n++; if (o[$2] != $3) bad++; if ($5 != "live") dead++ }
 		END { print n + 0, bad + 0, dead + 0 }' "$T/tf.pred" "$2")
 	expect_eq "$1: connections, answered by another server than maglev-sim's, not live" \
 		"$_r" "$6 0 0"
-	[ "${_r#* }" = "0 0" ] || awk -v p="$3" 'NR == FNR { o[$1] = $2; next }
+	[ "${_r#* }" = "0 0" ] || awk -v p="$3" 'FILENAME == ARGV[1] { o[$1] = $2; next }
 		$1 == p && o[$2] != $3 { print "#  lport " $2 " answered by " $3 ", maglev-sim says " o[$2] }' \
 		"$T/tf.pred" "$2" | head -n 5
 	# The servers the connections went to: more than one, or the

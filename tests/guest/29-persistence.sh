@@ -34,6 +34,9 @@
 for c in udpflows tcpfleet; do
 	command -v $c >/dev/null 2>&1 || { fail "no $c in the guest"; finish; }
 done
+# took PART: print the seconds since the last call.
+tp=$(date +%s)
+took() { info "$1 took $(($(date +%s) - tp)) s"; tp=$(date +%s); }
 setup_net 4
 warm_up
 V=$VIP4
@@ -57,6 +60,8 @@ same() {
 	fi
 }
 
+took "set-up"
+
 # --- a. persistence on one LB ---------------------------------------------------------
 S="UDP $V:90"
 run ipvsadm -A -u $V:90 -s maglev -b flag-2 -p 300
@@ -72,12 +77,12 @@ flows $V 90 20000 10 $addrs >"$T/f.a"
 # The table's own choice per flow, and per address that of its first flow.
 predict "$T/f.a" "$T/s.a" 1 | rs_of >"$T/own.a"
 awk '$2 == 20000 { print $1, $3 }' "$T/own.a" >"$T/first.a"
-awk 'NR == FNR { t[$1] = $2; next } { print $1, $2, t[$1] }' \
+awk 'FILENAME == ARGV[1] { t[$1] = $2; next } { print $1, $2, t[$1] }' \
 	"$T/first.a" "$T/f.a" >"$T/want.a"
 conns_rs $V 90 "$T/f.a" >"$T/got.a"
 same "$S: every flow goes to maglev-sim's server of its address's first flow (the template's)" \
 	"$T/got.a" "$T/want.a"
-over=$(awk 'NR == FNR { w[$1 " " $2] = $3; next } w[$1 " " $2] != $3' \
+over=$(awk 'FILENAME == ARGV[1] { w[$1 " " $2] = $3; next } w[$1 " " $2] != $3' \
 	"$T/want.a" "$T/own.a" | wc -l)
 if [ "$over" -gt 0 ]; then
 	pass "$S: the templates overrode the table's choice for $over of $(wc -l <"$T/f.a") flows"
@@ -104,20 +109,25 @@ awk 'FILENAME == ARGV[1] { o[$1] = $2; next }
 conns_rs $V 90 "$T/f.a2" >"$T/got.a2"
 same "$S after a fourth server: old clients keep their templates' servers, new ones follow the new table" \
 	"$T/got.a2" "$T/want.a2"
-moved=$(awk 'NR == FNR { o[$1] = $2; next } ($1 in o) && o[$1] != $2' \
+moved=$(awk 'FILENAME == ARGV[1] { o[$1] = $2; next } ($1 in o) && o[$1] != $2' \
 	"$T/first.a" "$T/first.a2" | wc -l)
 info "$S: $moved of 20 old clients' first new flows would go elsewhere by the new table alone"
 [ "$moved" -gt 0 ] || info "$S: (so the kept templates are not visible in this run)"
+
+took "part a"
 
 # --- b. one-packet scheduling -----------------------------------------------------------
 S="UDP $V:91"
 run ipvsadm -A -u $V:91 -s maglev -b flag-2 -o
 run ipvsadm -A -u $V:92 -s maglev -b flag-2
 : >"$T/s.b"
+: >"$T/s.b92"
 for i in 1 2 3; do
 	run ipvsadm -a -u $V:91 -r "10.1.$i.1:91" -m -w 1
 	run ipvsadm -a -u $V:92 -r "10.1.$i.1:92" -m -w 1
 	echo "ADD_NODE 10.1.$i.1:91 1" >>"$T/s.b"
+	# The servers' names (ports) are inputs of the table: its own.
+	echo "ADD_NODE 10.1.$i.1:92 1" >>"$T/s.b92"
 done
 check_sim "$S -o" "$S" "$T/s.b"
 baddrs=$(client_addrs 4 10 41)
@@ -170,7 +180,7 @@ received 4 >"$T/got.b2"
 predict "$T/f.b" "$T/s.b" 1 | rs_of >"$T/want.b2"
 same "$S -o after a fourth server: every datagram reached the new table's server" \
 	"$T/got.b2" "$T/want.b2"
-moved=$(awk 'NR == FNR { o[$1 " " $2] = $3; next } o[$1 " " $2] != $3' \
+moved=$(awk 'FILENAME == ARGV[1] { o[$1 " " $2] = $3; next } o[$1 " " $2] != $3' \
 	"$T/want.b1" "$T/want.b2" | wc -l)
 if [ "$moved" -gt 0 ]; then
 	pass "$S -o: $moved of $(wc -l <"$T/f.b") flows moved with the table"
@@ -182,7 +192,10 @@ flows $V 92 30000 20 $baddrs >/dev/null
 conns_of "$T/f.b" $V 92 | awk '{ split($3, a, "."); print $1, $2, "rs" a[3] }' >"$T/got.c2"
 same "UDP $V:92 without -o: after a fourth server the same flows stay on their connections' servers" \
 	"$T/got.c2" "$T/got.c1"
-same "UDP $V:92 without -o: those are maglev-sim's of the first table" "$T/got.c1" "$T/want.b1"
+predict "$T/f.b" "$T/s.b92" 1 | rs_of >"$T/want.c1"
+same "UDP $V:92 without -o: those are maglev-sim's of the first table" "$T/got.c1" "$T/want.c1"
+
+took "part b"
 
 # --- c. flag-3 --------------------------------------------------------------------------
 run ipvsadm -A -u $V:93 -s maglev -b flag-2
@@ -210,6 +223,7 @@ same "flag-3: the same flows to the service with it went to the same servers" "$
 
 ipvsadm -C
 cleanup_net
+took "part c"
 
 # --- d. persistence across two LBs, with and without sync ---------------------------------
 CL=10.9.0.1
@@ -242,14 +256,19 @@ for lb in $LBS; do
 	done | ip netns exec "$lb" ipvsadm -R || fail "$lb: ipvsadm -R"
 	wait_caught_up "$lb" 20
 done
-{
-	echo "SIZE $(svc_field "TCP $V:95" size lb1)"
-	echo "KEY $(ns_sysctl lb1 maglev_hash_key)"
-	for i in 1 2 3; do echo "ADD_NODE 10.2.0.$i:95 1"; done
-} >"$T/s.d"
-# Client ports 41000..41099 and maglev-sim's server for each.
-seq 41000 41099 | sed "s/^/$CL /" >"$T/keys.d"
-predict "$T/keys.d" "$T/s.d" 1 | awk '{ split($3, a, "."); print $2, "rs" a[4] }' >"$T/own.d"
+# own PORT: maglev-sim's server for each of the client ports 41000..41099
+# to PORT (whose servers' names, with their port, are inputs of the
+# table), "CPORT rsI" lines in $T/own.d.
+own() {
+	{
+		echo "SIZE $(svc_field "TCP $V:$1" size lb1)"
+		echo "KEY $(ns_sysctl lb1 maglev_hash_key)"
+		for _i in 1 2 3; do echo "ADD_NODE 10.2.0.$_i:$1 1"; done
+	} >"$T/s.d"
+	seq 41000 41099 | sed "s/^/$CL /" >"$T/keys.d"
+	predict "$T/keys.d" "$T/s.d" 1 |
+		awk '{ split($3, a, /[.:]/); print $2, "rs" a[4] }' >"$T/own.d"
+}
 # pair: two ports (the first unused ones) whose keys go to different
 # servers; sets P1 P2 and R1 R2.
 pair() {
@@ -267,6 +286,7 @@ via() {
 	echo hello | ip netns exec cl socat -t 5 - "TCP:$V:$2,bind=$CL:$3" 2>&1 | head -n 1
 }
 USED=
+own 95
 pair
 info "ports $P1 ($R1) and $P2 ($R2) by maglev-sim"
 expect_eq "no sync: $CL:$P1 through lb1 reaches maglev-sim's server" "$(via lb1 95 "$P1")" "$R1"
@@ -280,6 +300,7 @@ for lb in $LBS; do
 	ip netns exec "$lb" ipvsadm --start-daemon backup --mcast-interface eth1 --syncid 29 ||
 		fail "$lb: sync backup"
 done
+own 96
 pair
 info "ports $P1 ($R1) and $P2 ($R2) by maglev-sim"
 expect_eq "sync: $CL:$P1 through lb1 reaches maglev-sim's server" "$(via lb1 96 "$P1")" "$R1"
@@ -296,6 +317,7 @@ info "lb2: $(ip netns exec lb2 ipvsadm -Lcn | grep "$V:96" | tr -s ' \n' ' ;')"
 expect_eq "sync: then $CL:$P2 through lb2 follows lb1's synced template, not the table's $R2" \
 	"$(via lb2 96 "$P2")" "$R1"
 
+took "part d"
 for lb in $LBS; do
 	ip netns exec "$lb" ipvsadm --stop-daemon master
 	ip netns exec "$lb" ipvsadm --stop-daemon backup

@@ -117,7 +117,7 @@ run_switches() {
 	cmd list "$T/list"
 	# Refused: failed to open. Each must fall into a switch's window
 	# (0.3 s of slack each side for the packets' way).
-	_out=$(awk 'NR == FNR { s[NR] = $1; e[NR] = $2; n = NR; next }
+	_out=$(awk 'FILENAME == ARGV[1] { s[NR] = $1; e[NR] = $2; n = NR; next }
 		$5 == "failed" {
 			f++
 			in_w = 0
@@ -148,7 +148,7 @@ run_switches() {
 	cmd list "$T/list2"
 	awk -v c=$C '{ print c, $2 }' "$T/list2" >"$T/keys"
 	predict "$T/keys" "$T/s" 1 | awk '{ split($3, a, "."); print $2, "rs" a[3] }' >"$T/pred"
-	_r=$(awk 'NR == FNR { o[$1] = $2; next } { n++; if (o[$2] != $3) bad++ }
+	_r=$(awk 'FILENAME == ARGV[1] { o[$1] = $2; next } { n++; if (o[$2] != $3) bad++ }
 		END { print n + 0, bad + 0 }' "$T/pred" "$T/list2")
 	expect_eq "$_label: new connections after the switches, answered by another server than maglev-sim's" \
 		"$_r" "30 0"

@@ -13,12 +13,18 @@
 #   a. upgrade by "ipvsadm -E" to rr, rmmod 0.1, insmod this tree, -E back
 #      to maglev: 20 connections opened the moment the new module is in
 #      (connprobe) are served by rr, none refused;
-#   b. rollback by the save, clear, reload, restore of docs/operating.md
-#      (ipvsadm -S, -C, rmmod, insmod 0.1, ipvsadm -R);
-#   c. upgrade again the same way.
-# After each step every connection is live and answered by its first
-# server, the table is maglev-sim's at the version's size (0.1: auto; this
-# tree: 65537) and 30 new connections go where maglev-sim says at that
+#   b. rollback by save, reload, restore with a placeholder service (rr,
+#      on an unused address) in place of "ipvsadm -C", which keeps IPVS's
+#      hooks in the namespace;
+# after a and b every connection is live and answered by its first
+# server;
+#   c. upgrade by the save, clear, reload, restore of docs/operating.md
+#      (ipvsadm -S, -C, rmmod, insmod, ipvsadm -R) on the LB still in the
+#      route: every connection that sends between -C and -R is reset (IPVS
+#      unregisters its hooks with a namespace's last service, and the
+#      LB's own stack answers for the local VIP).
+# After each, the table is maglev-sim's at the version's size (0.1: auto;
+# this tree: 65537) and new connections go where maglev-sim says at that
 # size; how many keys the size change gives to other servers is printed.
 # Part 2, a synced pair (lb1, lb2: sync master and backup on both, ECMP,
 # TCP port 84, flag-2): 100 connections under 0.1. Both LBs share this
@@ -101,11 +107,12 @@ new_vs_sim() {
 	cmd list "$T/before"
 	cmd open "$2" "$4" 1
 	cmd list "$T/after"
-	awk 'NR == FNR { o[$2] = 1; next } !($2 in o)' "$T/before" "$T/after" >"$T/newc"
+	awk 'FILENAME == ARGV[1] { o[$2] = 1; next } !($2 in o)' "$T/before" \
+		"$T/after" >"$T/newc"
 	awk -v c=$CL '{ print c, $2 }' "$T/newc" >"$T/keys"
 	simcmds "$3" "$2" >"$T/simset"
-	predict "$T/keys" "$T/simset" 1 | awk '{ split($3, a, "."); print $2, "rs" a[4] }' >"$T/pred"
-	_r=$(awk 'NR == FNR { o[$1] = $2; next } { n++; if (o[$2] != $3 || $5 != "live") bad++ }
+	predict "$T/keys" "$T/simset" 1 | awk '{ split($3, a, /[.:]/); print $2, "rs" a[4] }' >"$T/pred"
+	_r=$(awk 'FILENAME == ARGV[1] { o[$1] = $2; next } { n++; if (o[$2] != $3 || $5 != "live") bad++ }
 		END { print n + 0, bad + 0 }' "$T/pred" "$T/newc")
 	expect_eq "$1: new connections, answered by another server than maglev-sim's at size $3" \
 		"$_r" "$4 0"
@@ -129,7 +136,7 @@ moved() {
 	simcmds "$2" "$3" >"$T/m2"
 	predict "$T/mk" "$T/m1" 1 >"$T/mp1"
 	predict "$T/mk" "$T/m2" 1 >"$T/mp2"
-	awk 'NR == FNR { o[FNR] = $3; next } o[FNR] != $3' "$T/mp1" "$T/mp2" | wc -l
+	awk 'FILENAME == ARGV[1] { o[FNR] = $3; next } o[FNR] != $3' "$T/mp1" "$T/mp2" | wc -l
 }
 # background: a round of 8 s on every connection, its answer read later
 # (bg_done), so that every connection sends during the step between.
@@ -154,9 +161,9 @@ N=60
 cmd list "$T/l0"
 simcmds "$SOLD" 80 >"$T/simset"
 awk -v c=$CL '$1 == 80 { print c, $2 }' "$T/l0" >"$T/keys"
-predict "$T/keys" "$T/simset" 1 | awk '{ split($3, a, "."); print $2, "rs" a[4] }' >"$T/pred"
+predict "$T/keys" "$T/simset" 1 | awk '{ split($3, a, /[.:]/); print $2, "rs" a[4] }' >"$T/pred"
 expect_eq "0.1: connections answered by another server than maglev-sim's at size $SOLD" \
-	"$(awk 'NR == FNR { o[$1] = $2; next } o[$2] != $3' "$T/pred" "$T/l0" | wc -l)" 0
+	"$(awk 'FILENAME == ARGV[1] { o[$1] = $2; next } o[$2] != $3' "$T/pred" "$T/l0" | wc -l)" 0
 
 # a. -E to rr, module replaced, -E back.
 background
@@ -179,33 +186,52 @@ N=$((N + 30))
 cmd list "$T/l1"
 info "a: of the $N connections' keys, $(moved "$SOLD" 65537 80 "$T/l1") go to other servers at 65537 than at $SOLD (new connections of these clients move once)"
 
-# b, c: the save, clear, reload, restore of docs/operating.md.
-# reload MODULE: ipvsadm -S, -C, rmmod, insmod MODULE, ipvsadm -R on lb1.
-reload() {
-	_t=$(date +%s)
-	nsx lb1 ipvsadm -S -n >"$T/rules" || fail "ipvsadm -S"
-	nsx lb1 ipvsadm -C
-	rmmod ip_vs_maglev || fail "rmmod"
-	insmod "$1" || fail "insmod $1"
-	nsx lb1 ipvsadm -R <"$T/rules" || fail "ipvsadm -R"
-	info "reload took $(($(date +%s) - _t)) s: $(tr '\n' ';' <"$T/rules")"
-}
+# b. Rollback with traffic flowing, by save, reload, restore, with a
+# placeholder service (rr, on an address nobody uses) kept through it in
+# place of "ipvsadm -C": IPVS registers its netfilter hooks with a
+# namespace's first service of a family and unregisters them with its
+# last, so with the placeholder every packet still meets IPVS, which drops
+# those of the established connections while their server is gone
+# (expire_nodest_conn=0) and TCP sends them again once "ipvsadm -R" has
+# brought it back.
+PLACEHOLDER=10.255.255.1:1
 background
-reload "$OLD"
-bg_done "b: rollback to 0.1" $N
+t0=$(date +%s)
+nsx lb1 ipvsadm -S -n >"$T/rules" || fail "b: ipvsadm -S"
+nsx lb1 ipvsadm -A -t $PLACEHOLDER -s rr || fail "b: the placeholder service"
+awk '$1 == "-A" { print "-D", $2, $3 }' "$T/rules" | nsx lb1 ipvsadm -R ||
+	fail "b: deleting the saved services"
+expect_eq "b: only the placeholder left" "$(nsx lb1 ipvsadm -Sn | grep -c '^-A')" 1
+rmmod ip_vs_maglev || fail "b: rmmod"
+insmod "$OLD" || fail "b: insmod 0.1"
+nsx lb1 ipvsadm -R <"$T/rules" || fail "b: ipvsadm -R"
+nsx lb1 ipvsadm -D -t $PLACEHOLDER || fail "b: deleting the placeholder"
+info "b: the reload took $(($(date +%s) - t0)) s: $(tr '\n' ';' <"$T/rules")"
+bg_done "b: rollback to 0.1 with a placeholder service" $N
 expect_eq "b: 0.1 loaded" "$(version)" none
 all_live "b: after the rollback, every connection live" $N
 digest_is "b: the table is maglev-sim's at 0.1's size again" lb1 80 "$SOLD"
 new_vs_sim "b" 80 "$SOLD" 10
 N=$((N + 10))
 
-background
-reload "$NEW"
-bg_done "c: upgrade by save, clear, reload, restore" $N
+# c. The upgrade of docs/operating.md (ipvsadm -S, -C, rmmod, insmod,
+# ipvsadm -R) on an LB still in the route: every connection that sends
+# while the namespace has no service (one round right after -C) is reset,
+# by the LB's own TCP stack (the VIP is local and IPVS's hooks went with
+# the last service). docs/operating.md takes the LB out of the route first.
+nsx lb1 ipvsadm -S -n >"$T/rules" || fail "c: ipvsadm -S"
+nsx lb1 ipvsadm -C
+cmd round 1 5
+expect_eq "c: after ipvsadm -C every connection that sends is reset" "$ANS" \
+	"ok live 0 reset $N wrong 0 timeout 0 failed 0"
+rmmod ip_vs_maglev || fail "c: rmmod"
+insmod "$NEW" || fail "c: insmod this tree"
+nsx lb1 ipvsadm -R <"$T/rules" || fail "c: ipvsadm -R"
 expect_eq "c: this tree loaded" "$(version)" 0.2
-all_live "c: after the upgrade, every connection live" $N
 digest_is "c: the table is maglev-sim's at the new default size" lb1 80 65537
-new_vs_sim "c" 80 65537 10
+cmd close
+N=0
+new_vs_sim "c" 80 65537 20
 cmd close
 nsx lb1 ipvsadm -C
 

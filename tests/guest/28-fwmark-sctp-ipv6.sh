@@ -94,7 +94,13 @@ done
 tf_start() {
 	rm -f "$T/cmd" "$T/ans"
 	mkfifo "$T/cmd" "$T/ans"
-	/usr/sbin/ip netns exec cl tcpfleet "$@" <"$T/cmd" >"$T/ans" &
+	_o=
+	if [ "$1" = -s ]; then
+		_o=-s
+		shift
+	fi
+	# shellcheck disable=SC2086 # no option or one
+	/usr/sbin/ip netns exec cl tcpfleet $_o client "$1" "$2" <"$T/cmd" >"$T/ans" &
 	tfpid=$!
 	exec 4>"$T/cmd" 5<"$T/ans"
 }

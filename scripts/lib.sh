@@ -240,9 +240,11 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # keepalived's libraries come from its own Depends (stock-keepalived.sh);
 # debhelper, dh-dkms, build-essential: make deb (its Build-Depends and
 # dpkg-buildpackage's own requirement); python3-prometheus-client: the parser
-# that checks maglev-fleet's exposition; mmdebstrap: the fresh step.
+# that checks maglev-fleet's exposition; mmdebstrap: the fresh step;
+# nftables: nft in the guests of vm-test.sh (its service stays disabled,
+# as Debian installs it; nothing runs nft on this machine).
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
-	    ipvsadm iproute2 socat debhelper dh-dkms build-essential
+	    ipvsadm iproute2 socat nftables debhelper dh-dkms build-essential
 	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap)
 
 cache_root() {

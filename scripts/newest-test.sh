@@ -16,14 +16,15 @@
 # GUEST_TESTS takes them; "all" for every one); the default is the tests
 # that exercise IPVS itself (lifecycle, traffic, order, drain, params,
 # unload, netns, failure, teardown, fleet, sync, hardening), and the
-# operating procedures (26), which run the mh build only on a kernel whose
-# own ip_vs_mh is a module, as Debian's is.
+# operating procedures (26) and the scheduler switched under traffic (30),
+# which run the mh build only on a kernel whose own ip_vs_mh is a module,
+# as Debian's is.
 # Every result names the kernel: "linux-7.3.4: ...".
 # Logs: build/check/newest/ and build/check/vm-stock-newest/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-NEWEST_GUEST_TESTS=${NEWEST_GUEST_TESTS:-01-* 02-* 03-* 04-* 05-* 06-* 07-* 08-* 11-* 12-* 18-* 19-* 26-*}
+NEWEST_GUEST_TESTS=${NEWEST_GUEST_TESTS:-01-* 02-* 03-* 04-* 05-* 06-* 07-* 08-* 11-* 12-* 18-* 19-* 26-* 30-*}
 [ "$NEWEST_GUEST_TESTS" = all ] && NEWEST_GUEST_TESTS='[0-9]*'
 
 need_pkgs "${BUILD_PKGS[@]}"

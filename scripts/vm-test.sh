@@ -216,6 +216,48 @@ for t in "${tests[@]}"; do
 	fi
 done
 
+# Builds of an older tree of this repository, for the tests with a header
+# line "# old-module-build: COMMIT..." (31: 0.1, commit c749cec, to upgrade
+# from): "git archive COMMIT" built against this kernel into
+# /maglev/old/COMMIT/ip_vs_maglev.ko. Cached by commit and kernel tree in
+# $MAGLEV_CACHE/old-module-COMMIT-HASH/ (HASH: of the tree's path, which
+# names the kernel's version and configuration). Without the commit (no
+# git history) that is a FAIL and the test does not run.
+declare -A test_old_ok=()
+for t in "${tests[@]}"; do
+	olds=$(sed -n 's/^# old-module-build: *//p' "$TOP/tests/guest/$t" | head -n 1)
+	[ -n "$olds" ] || continue
+	test_old_ok[$t]=1
+	for c in $olds; do
+		[[ $c =~ ^[0-9a-f]{7,40}$ ]] ||
+			die "$t: old-module-build: '$c' is not a commit id"
+		od="$(cache_root)/old-module-$c-$(printf '%s' "$kdir" | sha256sum | cut -c1-12)"
+		if [ ! -f "$od/ip_vs_maglev.ko" ]; then
+			rm -rf "$od"
+			mkdir -p "$od/src"
+			if ! git -C "$TOP" rev-parse -q --verify "$c^{commit}" >/dev/null ||
+			   ! git -C "$TOP" archive --format=tar "$c" | tar -C "$od/src" -xf - ||
+			   ! stock_build "$kdir" "$od/src" modules >"$od/build.log" 2>&1 ||
+			   [ ! -f "$od/src/ip_vs_maglev.ko" ]; then
+				fail "$kname: build ip_vs_maglev.ko of commit $c for $t (see $od/build.log; git history needed)"
+				tail -n 20 "$od/build.log" 2>/dev/null || true
+				test_old_ok[$t]=0
+				continue
+			fi
+			cp "$od/src/ip_vs_maglev.ko" "$od/"
+		fi
+		mkdir -p "$w/root/maglev/old/$c"
+		cp "$od/ip_vs_maglev.ko" "$w/root/maglev/old/$c/"
+	done
+done
+
+# nft (Debian's nftables, its libraries copied by mkinitramfs.sh) marks
+# packets for the fwmark services (28); the test kernel has nf_tables
+# (kconfig/default.config).
+need_pkgs nftables
+mkdir -p "$w/root/usr/sbin"
+cp /usr/sbin/nft "$w/root/usr/sbin/"
+
 if [ -n "${KSTOCK:-}" ] &&
    ! stock_modules "$STOCK_ROOT" "$kver" "$w/root/maglev" "${STOCK_MODS[@]}"; then
 	fail "$kname: gather ${STOCK_MODS[*]} from Debian's $kver"
@@ -255,6 +297,8 @@ else
 			[ -n "${test_ko[$t]:-}" ] || continue
 			kargs+=("maglev.ko=${test_ko[$t]}")
 		fi
+		# Its build of an older tree failed (a FAIL above): not run.
+		[ "${test_old_ok[$t]:-1}" = 1 ] || continue
 		labels+=("guest/${t%.sh}")
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
 			run_boot "guest/${t%.sh}" "maglev.job=test:$t" \

@@ -2,8 +2,11 @@
 /*
  * tcpfleet - long-lived TCP connections for the load-balancer fleet tests.
  *
- *	tcpfleet server NAME PORT...
- *	tcpfleet client SRC_ADDR DST_ADDR
+ *	tcpfleet [-s] server NAME PORT...
+ *	tcpfleet [-s] client SRC_ADDR DST_ADDR
+ *
+ * With -s the connections are SCTP associations (one-to-one style sockets,
+ * SOCK_STREAM with IPPROTO_SCTP), otherwise TCP; the rest is the same.
  *
  * The server listens on every PORT (any address, so a VIP on lo works for
  * direct routing) and answers every line it receives on a connection with
@@ -21,7 +24,9 @@
  *				over SECS seconds, and wait up to WAIT more
  *				seconds for the answers
  *	list FILE		write one line per connection to FILE,
- *				"PORT LPORT FIRST LAST STATE ANSWERS"
+ *				"PORT LPORT FIRST LAST STATE ANSWERS OPENED",
+ *				OPENED the CLOCK_BOOTTIME seconds (as in
+ *				/proc/uptime) of its connect()
  *	close			close every connection and forget them
  *	quit
  *
@@ -65,6 +70,7 @@ struct conn {
 	enum conn_state state;
 	unsigned int port, lport, answers;
 	double send_at;		/* when to send the next line, or 0 */
+	double opened;		/* CLOCK_BOOTTIME seconds of the connect() */
 	char first[NAME_MAX_LEN], last[NAME_MAX_LEN];
 	char buf[NAME_MAX_LEN];
 	size_t len;
@@ -73,6 +79,8 @@ struct conn {
 static struct conn conns[MAX_CONNS];
 static unsigned int nconns;
 static int epfd;
+/* IPPROTO_TCP, or IPPROTO_SCTP with -s */
+static int proto = IPPROTO_TCP;
 
 static void die(const char *what)
 {
@@ -85,6 +93,15 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Seconds on the clock of /proc/uptime, for the tests to compare with. */
+static double boottime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -119,7 +136,7 @@ static int server(const char *name, int nports, char **ports)
 			.sin6_addr = IN6ADDR_ANY_INIT,
 		};
 
-		fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, proto);
 		if (fd < 0)
 			die("socket");
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -318,7 +335,7 @@ static void open_conns(const union sockaddr_any *src, socklen_t slen,
 		memset(c, 0, sizeof(*c));
 		c->port = port;
 		c->fd = socket(src->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK,
-			       0);
+			       proto);
 		nconns++;
 		if (c->fd < 0 || bind(c->fd, &src->sa, slen)) {
 			conn_end(c, C_FAILED);
@@ -328,6 +345,7 @@ static void open_conns(const union sockaddr_any *src, socklen_t slen,
 		getsockname(c->fd, &local.sa, &llen);
 		c->lport = ntohs(local.sa.sa_family == AF_INET6 ?
 				 local.in6.sin6_port : local.in.sin_port);
+		c->opened = boottime();
 		if (connect(c->fd, &dst.sa, dlen) && errno != EINPROGRESS) {
 			conn_end(c, C_FAILED);
 			continue;
@@ -401,10 +419,12 @@ static int client(const char *src_s, const char *dst_s)
 			for (i = 0; f && i < nconns; i++) {
 				struct conn *c = &conns[i];
 
-				fprintf(f, "%u %u %s %s %s %u\n", c->port,
-					c->lport, c->first[0] ? c->first : "-",
+				fprintf(f, "%u %u %s %s %s %u %.2f\n",
+					c->port, c->lport,
+					c->first[0] ? c->first : "-",
 					c->last[0] ? c->last : "-",
-					state_names[c->state], c->answers);
+					state_names[c->state], c->answers,
+					c->opened);
 			}
 			if (!f || fclose(f))
 				printf("error: cannot write %s\n", file);
@@ -428,11 +448,16 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 2 && !strcmp(argv[1], "-s")) {
+		proto = IPPROTO_SCTP;
+		argv++;
+		argc--;
+	}
 	if (argc >= 4 && !strcmp(argv[1], "server"))
 		return server(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3]);
-	fprintf(stderr, "usage: tcpfleet server NAME PORT...\n"
-		"       tcpfleet client SRC_ADDR DST_ADDR  (commands on stdin)\n");
+	fprintf(stderr, "usage: tcpfleet [-s] server NAME PORT...\n"
+		"       tcpfleet [-s] client SRC_ADDR DST_ADDR  (commands on stdin)\n");
 	return 2;
 }

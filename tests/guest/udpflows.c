@@ -3,6 +3,7 @@
  * udpflows - send one UDP datagram per flow, for the guest tests.
  *
  *	udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...
+ *	udpflows -l PORT IDLE_SECS
  *
  * For each SRC_ADDR (IPv4 or IPv6, the family of DST_ADDR) and each source
  * port FIRST_PORT .. FIRST_PORT + NR_PORTS - 1, bind a UDP socket to
@@ -11,6 +12,11 @@
  * standard output (IPv6 addresses bare), in sending order, unless -q; a flow
  * that could not be sent is reported on standard error and makes the exit
  * status 1.
+ *
+ * With -l it receives instead: it binds [::]:PORT (IPv4 too, as mapped
+ * addresses) and prints "SRC_ADDR SRC_PORT" (IPv4 as A.B.C.D) for every
+ * datagram, flushed, until no datagram came for IDLE_SECS seconds; a real
+ * server of the guest tests names the flows that reached it.
  *
  * One process sends thousands of flows where a shell loop around socat
  * would start thousands of processes, which under QEMU without KVM takes
@@ -24,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "sockaddr.h"
@@ -31,7 +38,8 @@
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...\n");
+		"usage: udpflows [-q] DST_ADDR DST_PORT FIRST_PORT NR_PORTS SRC_ADDR...\n"
+		"       udpflows -l PORT IDLE_SECS\n");
 	exit(2);
 }
 
@@ -60,6 +68,46 @@ static int send_flow(int family, const union sockaddr_any *src,
 	return ret;
 }
 
+/* -l: print the source of every datagram to [::]:@port. */
+static int listen_flows(unsigned long port, unsigned long idle)
+{
+	struct sockaddr_in6 a = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct timeval tv = { .tv_sec = idle };
+	char buf[2048], name[INET6_ADDRSTRLEN];
+	union sockaddr_any from;
+	socklen_t flen;
+	int fd;
+
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		perror("udpflows -l");
+		return 1;
+	}
+	for (;;) {
+		flen = sizeof(from);
+		if (recvfrom(fd, buf, sizeof(buf), 0, &from.sa, &flen) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;	/* EAGAIN: idle for IDLE_SECS */
+		}
+		if (IN6_IS_ADDR_V4MAPPED(&from.in6.sin6_addr))
+			inet_ntop(AF_INET, &from.in6.sin6_addr.s6_addr[12],
+				  name, sizeof(name));
+		else
+			inet_ntop(AF_INET6, &from.in6.sin6_addr, name,
+				  sizeof(name));
+		printf("%s %u\n", name, ntohs(from.in6.sin6_port));
+		fflush(stdout);
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	union sockaddr_any dst, src;
@@ -68,6 +116,9 @@ int main(int argc, char **argv)
 	socklen_t dlen, slen;
 	int family, i, err;
 
+	if (argc == 4 && !strcmp(argv[1], "-l"))
+		return listen_flows(arg_number("udpflows", argv[2], 65535),
+				    arg_number("udpflows", argv[3], 3600));
 	if (argc > 1 && !strcmp(argv[1], "-q")) {
 		quiet = 1;
 		argv++;

@@ -31,9 +31,10 @@
 #            name (ip_vs_maglev/V, *_V_all.deb)
 #   operating  every command line of a ```sh block of docs/operating.md
 #            is in tests/guest/26-operating.sh, which runs them
-#   examples scripts/doc-examples.sh: every generated example the host
-#            can make equals what its command prints now (the make demo
-#            ones are checked by the fresh step, against its run)
+#   examples scripts/doc-examples.sh --host: every generated example the
+#            host can make equals what its command prints now (the make
+#            demo ones are checked by the fresh step, against its run);
+#            its SKIP lines and exit status count
 #   figures (code) scripts/doc-figures.sh: every figure that describes
 #            the code (<!-- code: KEY -->VALUE<!-- /code -->: test numbers,
 #            packed table sizes, struct sizes, /proc figures, the metric
@@ -415,9 +416,14 @@ rc=0
 out=$(python3 "$TOP/scripts/doc-check-ops.py" "$dir") || rc=$?
 tally <<<"$out"
 [ "$rc" -eq 0 ] || fail "docs: doc-check-ops.py failed (status $rc)"
+# The host examples (the make demo ones are the fresh step's): every
+# PASS, FAIL and SKIP line counts, and so does its exit status.
 if [ -f "$dir/scripts/doc-examples.sh" ]; then
-	tally < <(bash "$dir/scripts/doc-examples.sh" --demo /nonexistent "$dir" 2>&1 |
-		grep -E '^(PASS|FAIL): ')
+	rc=0
+	out=$(bash "$dir/scripts/doc-examples.sh" --host "$dir" 2>&1) || rc=$?
+	tally < <(grep -vE "$SUMMARY_RE" <<<"$out")
+	[ "$rc" -eq 0 ] || grep -q '^FAIL: ' <<<"$out" ||
+		fail "docs: doc-examples.sh exited with status $rc and no FAIL line"
 fi
 
 # The figures that describe the code (scripts/doc-figures.sh), in their
@@ -425,8 +431,11 @@ fi
 # the code that changes one fails until the page is regenerated.
 code_figures_check() {
 	[ -f "$dir/scripts/doc-figures.sh" ] || return 0
-	tally < <(bash "$dir/scripts/doc-figures.sh" "$dir" 2>&1 |
-		grep -E '^(PASS|FAIL|SKIP): ')
+	local frc=0 fout
+	fout=$(bash "$dir/scripts/doc-figures.sh" "$dir" 2>&1) || frc=$?
+	tally < <(grep -E '^(PASS|FAIL|SKIP): ' <<<"$fout")
+	[ "$frc" -eq 0 ] || grep -q '^FAIL: ' <<<"$fout" ||
+		fail "docs: doc-figures.sh exited with status $frc and no FAIL line"
 }
 code_figures_check
 summary

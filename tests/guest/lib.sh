@@ -431,11 +431,21 @@ compare_choices() {
 	fi
 }
 
-# check_shares TEXT SERVICE CONNS: per-dest connection counts in CONNS
-# ("ADDR PORT DEST") are within 5 sigma of the slot shares in /proc
-# (binomial; busybox awk has no sqrt, so squares are compared).
+# check_shares TEXT SERVICE CONNS [SIM]: per-dest connection counts in
+# CONNS ("ADDR PORT DEST") are within 5 sigma of the slot shares in /proc
+# or, with SIM (maglev-sim commands: ADD_NODE, WEIGHT, REMOVE_NODE), of
+# the weights the test gave, which the table is to follow (binomial;
+# busybox awk has no sqrt, so squares are compared).
 check_shares() {
-	svc_dests "$2" >"$T/shares"
+	if [ -n "${4:-}" ]; then
+		awk '$1 == "ADD_NODE" || $1 == "WEIGHT" { w[$2] = $3 }
+			$1 == "REMOVE_NODE" { delete w[$2] }
+			END { for (d in w) print d, 0, w[d] }' "$4" >"$T/shares"
+		_of=weights
+	else
+		svc_dests "$2" >"$T/shares"
+		_of="slot shares"
+	fi
 	_res=$(awk 'NR == FNR { s[$1] = $3; tot += $3; next }
 		{ c[$3]++; n++ }
 		END {
@@ -454,8 +464,8 @@ check_shares() {
 			print (bad ? "BAD" : "OK")
 		}' "$T/shares" "$3")
 	case $_res in
-	*OK) pass "$1: flows per dest match slot shares ($_res)" ;;
-	*) fail "$1: flows per dest do not match slot shares ($_res)" ;;
+	*OK) pass "$1: flows per dest match the $_of ($_res)" ;;
+	*) fail "$1: flows per dest do not match the $_of ($_res)" ;;
 	esac
 }
 

@@ -13,8 +13,9 @@
 #   help     every .PHONY target of DIR/Makefile appears in "make help"
 #   length   README.md has at most README_MAX_LINES (320) lines
 #   bad-input every test that docs/bad-input.md's table names exists (its
-#            own section below: guest NN, host `test_x`, `fuzz_x`, sim,
-#            and the parts named in parentheses after them)
+#            own section below: guest NN, host `test_x`, `fuzz_x`, sim),
+#            each but a fuzz target quotes a check of it, and every check
+#            quoted is a check of that test's file
 # and the operator's documentation (scripts/doc-check-ops.py):
 #   refs     a heading named in prose, FILE's "Title", FILE, "Title" or
 #            FILE ("Title", "Other") with FILE a page (README, README.md,
@@ -292,10 +293,16 @@ tally <<<"$out"
 #   host `test_x` a function test_x() in tests/maglev_test.c
 #   `fuzz_x`      tests/fuzz/fuzz_x.c
 #   sim           tests/sim/run.sh
-# In the parentheses, every `name` in backticks (a path if it has a /) and
-# every "quoted text" must be found in that test's file (or exist). Any
-# other entry, and a row naming no test, fails. Self-contained: the other
-# sections of this file do not depend on it, nor it on them.
+# In the parentheses, every `name` in backticks (a path if it has a /) must
+# be found in that test's file (or exist), and every "quoted text" (the
+# check's text, as its PASS line prints it) on a line of a check in that
+# file: a line calling pass, check*, expect*, compare_choices, refused,
+# logged or run (host tests: run("name", test_x)), or one of the three
+# lines after such a call (its continued arguments). A guest, host or sim
+# test must quote at least one check; a fuzz target checks by failing on
+# a crash and needs none. Any other entry, and a row naming no test,
+# fails. Self-contained: the other sections of this file do not depend on
+# it, nor it on them.
 bad_input_check() {
 	local out2 rc2=0
 	[ -f "$dir/docs/bad-input.md" ] || return 0
@@ -360,7 +367,10 @@ def test_file(name):
         % name
 
 
-rows = bad = named = 0
+# A line that makes a check (see above).
+CHECK_RE = re.compile(r'(^|[\s;(&|])(pass|check\w*|expect\w*|compare_choices|'
+                      r'\w*refused|logged|run)\b')
+rows = bad = named = checks = 0
 for n, line in enumerate(lines, 1):
     if not line.startswith('|') or re.match(r'^\|[-| ]+\|$', line) or \
             line.startswith('| input |'):
@@ -381,9 +391,16 @@ for n, line in enumerate(lines, 1):
             print('FAIL: docs: %s:%d: %s' % (rel, n, err))
             bad += 1
             continue
+        quoted = re.findall(r'"([^"]+)"', part or '')
+        if not quoted and not name.startswith('`fuzz_'):
+            print('FAIL: docs: %s:%d: %s: names no check of it (a "quoted" '
+                  'PASS text)' % (rel, n, name))
+            bad += 1
         if not part:
             continue
         src = open(f, encoding='utf-8').read()
+        src_lines = src.split('\n')
+        call = [bool(CHECK_RE.search(l)) for l in src_lines]
         for tok in re.findall(r'`([^`]+)`', part):
             if '/' in tok:
                 ok = os.path.exists(os.path.join(root, tok))
@@ -393,16 +410,26 @@ for n, line in enumerate(lines, 1):
                 print('FAIL: docs: %s:%d: %s: %s not in %s' % (
                     rel, n, name, tok, os.path.relpath(f, root)))
                 bad += 1
-        for txt in re.findall(r'"([^"]+)"', part):
-            if txt not in src:
+        for txt in quoted:
+            at = [k for k, l in enumerate(src_lines) if txt in l]
+            if not at:
                 print('FAIL: docs: %s:%d: %s: "%s" not in %s' % (
                     rel, n, name, txt, os.path.relpath(f, root)))
                 bad += 1
+            elif not any(any(call[max(0, k - 3):k + 1]) for k in at):
+                print('FAIL: docs: %s:%d: %s: "%s" is in %s, but not in '
+                      'a check' % (rel, n, name, txt,
+                                   os.path.relpath(f, root)))
+                bad += 1
+                checks += 1
+            else:
+                checks += 1
 if not rows:
     print('FAIL: docs: %s: no table rows found' % rel)
 elif not bad:
-    print('PASS: docs: %s: every test named exists (%d rows, %d tests named)'
-          % (rel, rows, named))
+    print('PASS: docs: %s: every test named exists and every check '
+          'quoted is one of its checks (%d rows, %d tests named, %d checks)'
+          % (rel, rows, named, checks))
 EOF
 ) || rc2=$?
 	tally <<<"$out2"

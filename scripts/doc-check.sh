@@ -296,9 +296,10 @@ tally <<<"$out"
 # In the parentheses, every `name` in backticks (a path if it has a /) must
 # be found in that test's file (or exist), and every "quoted text" (the
 # check's text, as its PASS line prints it) on a line of a check in that
-# file: a line calling pass, check*, expect*, compare_choices, refused,
-# logged or run (host tests: run("name", test_x)), or one of the three
-# lines after such a call (its continued arguments). A guest, host or sim
+# file: a line, not a comment, whose command is pass, check*, expect*,
+# compare_choices, *refused, logged or run with a quoted first argument
+# (C: check(...), run("name", test_x)), or one of the three lines after
+# such a call (its continued arguments). A guest, host or sim
 # test must quote at least one check; a fuzz target checks by failing on
 # a crash and needs none. Any other entry, and a row naming no test,
 # fails. Self-contained: the other sections of this file do not depend on
@@ -368,8 +369,11 @@ def test_file(name):
 
 
 # A line that makes a check (see above).
-CHECK_RE = re.compile(r'(^|[\s;(&|])(pass|check\w*|expect\w*|compare_choices|'
-                      r'\w*refused|logged|run)\b')
+CHECK_RE = re.compile(r'(^|[;&|{(]|\bthen|\belse|\bdo)\s*(pass|check\w*|'
+                      r'expect\w*|compare_choices|\w*refused|logged|run)'
+                      r'(\s+"|\()')
+# A comment line (shell or C) is never a check.
+COMMENT_RE = re.compile(r'^\s*(#|/?\*|//)')
 rows = bad = named = checks = 0
 for n, line in enumerate(lines, 1):
     if not line.startswith('|') or re.match(r'^\|[-| ]+\|$', line) or \
@@ -400,7 +404,8 @@ for n, line in enumerate(lines, 1):
             continue
         src = open(f, encoding='utf-8').read()
         src_lines = src.split('\n')
-        call = [bool(CHECK_RE.search(l)) for l in src_lines]
+        call = [bool(CHECK_RE.search(l)) and not COMMENT_RE.match(l)
+                for l in src_lines]
         for tok in re.findall(r'`([^`]+)`', part):
             if '/' in tok:
                 ok = os.path.exists(os.path.join(root, tok))
@@ -411,7 +416,8 @@ for n, line in enumerate(lines, 1):
                     rel, n, name, tok, os.path.relpath(f, root)))
                 bad += 1
         for txt in quoted:
-            at = [k for k, l in enumerate(src_lines) if txt in l]
+            at = [k for k, l in enumerate(src_lines)
+                  if txt in l and not COMMENT_RE.match(l)]
             if not at:
                 print('FAIL: docs: %s:%d: %s: "%s" not in %s' % (
                     rel, n, name, txt, os.path.relpath(f, root)))

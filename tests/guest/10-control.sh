@@ -18,6 +18,7 @@
 #    build's (benchmark figures); the ipvsadm times bound how long our
 #    callbacks hold IPVS's mutex.
 # guest-timeout: 240
+# kcsan-kernel: yes
 . "${0%/*}/lib.sh"
 
 CATCHUP_TIMEOUT=120

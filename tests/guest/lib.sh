@@ -6,7 +6,8 @@
 # loaded), MAGLEV_SIM (maglev-sim), MAGLEV_DIR. Every check prints one
 # "PASS: text" or "FAIL: text" line, or "SKIP: text" for one that cannot
 # run on this kernel (counted and reported by make check, not a failure);
-# finish exits 1 if any check failed, also in a subshell.
+# a test ends with finish, which exits 1 if any check failed, also in a
+# subshell.
 
 MAGLEV_KO=${MAGLEV_KO:-/maglev/ip_vs_maglev.ko}
 MAGLEV_SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
@@ -50,7 +51,11 @@ expect_eq() {
 	fi
 }
 
+# finish: the end of a test. It says so ("@@ FINISH": a test that exits
+# any other way, early or on a shell error, fails in scripts/results.awk)
+# and exits 1 if any check failed.
 finish() {
+	echo "@@ FINISH"
 	[ "$NFAIL" -eq 0 ] && [ ! -e "$T/failed" ]
 	exit
 }

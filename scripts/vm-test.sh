@@ -87,10 +87,11 @@ i386)	karch=(ARCH=i386)
 	export QEMU_ARCH=i386
 	# Below the 896 MB a kernel without HIGHMEM maps.
 	export QEMU_MEM=${QEMU_MEM:-768M}
-	# gcc -m32 -static for the guest tools (and the x86 asm/ headers,
-	# the same for both).
-	need_pkgs libc6-dev-i386 "lib32gcc-$(gcc -dumpversion | cut -d. -f1)-dev"
-	I386_TOOLS=(HOSTCC="gcc -m32 -static -idirafter /usr/include/x86_64-linux-gnu")
+	# gcc -m32 -static for the guest tools (gcc-multilib, in CHECK_PKGS:
+	# installed before the steps start, so that none installs a package
+	# while the newest step checks that this machine's apt is unchanged).
+	need_pkgs gcc-multilib
+	I386_TOOLS=(HOSTCC="gcc -m32 -static")
 	USERLAND=$(i386_userland) || die "no 32-bit userspace for the i386 guest"
 	export USERLAND ;;
 *)	die "unknown KARCH '$KARCH' (x86_64 or i386)" ;;

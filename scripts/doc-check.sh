@@ -297,9 +297,10 @@ tally <<<"$out"
 # be found in that test's file (or exist), and every "quoted text" (the
 # check's text, as its PASS line prints it) on a line of a check in that
 # file: a line, not a comment, whose command is pass, check*, expect*,
-# compare_choices, *refused, logged or run with a quoted first argument
-# (C: check(...), run("name", test_x)), or one of the three lines after
-# such a call (its continued arguments). A guest, host or sim
+# compare_choices, *refused, logged or run, or a function of the test or
+# of tests/guest/lib.sh whose body makes such a call (guest 29's same),
+# with a quoted first argument (C: check(...), run("name", test_x)), or
+# one of the three lines after such a call (its continued arguments). A guest, host or sim
 # test must quote at least one check; a fuzz target checks by failing on
 # a crash and needs none. Any other entry, and a row naming no test,
 # fails. Self-contained: the other sections of this file do not depend on
@@ -372,6 +373,42 @@ def test_file(name):
 CHECK_RE = re.compile(r'(^|[;&|{(]|\bthen|\belse|\bdo)\s*(pass|check\w*|'
                       r'expect\w*|compare_choices|\w*refused|logged|run)'
                       r'(\s+"|\()')
+
+
+def helpers(src):
+    """The shell functions of src whose body makes a check (pass, or a
+    call of another check), e.g. guest 29's same(): their calls are checks
+    too."""
+    out, name, body = set(), None, []
+    for line in src.split('\n'):
+        m = re.match(r'^(\w+)\(\)\s*\{', line)
+        if m:
+            name, body = m.group(1), []
+            continue
+        if name and line.startswith('}'):
+            if CHECK_RE.search('\n'.join(body)):
+                out.add(name)
+            name = None
+            continue
+        if name:
+            body.append(line)
+    return out
+
+
+def check_calls(f, src):
+    """CHECK_RE, and the calls of the check helpers of f and, for a guest
+    test, of tests/guest/lib.sh."""
+    names = helpers(src)
+    lib = os.path.join(root, 'tests/guest/lib.sh')
+    if '/tests/guest/' in f and os.path.isfile(lib):
+        names |= helpers(open(lib, encoding='utf-8').read())
+    if not names:
+        return CHECK_RE
+    return re.compile(CHECK_RE.pattern + '|' +
+                      r'(^|[;&|{(]|\bthen|\belse|\bdo)\s*(%s)\s+"' %
+                      '|'.join(sorted(names)))
+
+
 # A comment line (shell or C) is never a check.
 COMMENT_RE = re.compile(r'^\s*(#|/?\*|//)')
 rows = bad = named = checks = 0
@@ -404,7 +441,8 @@ for n, line in enumerate(lines, 1):
             continue
         src = open(f, encoding='utf-8').read()
         src_lines = src.split('\n')
-        call = [bool(CHECK_RE.search(l)) and not COMMENT_RE.match(l)
+        check_re = check_calls(f, src)
+        call = [bool(check_re.search(l)) and not COMMENT_RE.match(l)
                 for l in src_lines]
         for tok in re.findall(r'`([^`]+)`', part):
             if '/' in tok:

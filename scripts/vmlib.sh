@@ -2,8 +2,8 @@
 # Booting a guest and judging the result. Source after lib.sh.
 
 # Console lines that mean the kernel found a bug (KCSAN's reports start
-# "BUG: KCSAN: data-race in").
-KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|KCSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
+# "BUG: KCSAN: data-race in"; its boot line names CONFIG_KCSAN_STRICT).
+KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
 # Result lines not worth repeating when something failed.
 QUIET_RE='^(@@ |PASS: )|^ *(ok [0-9]|KTAP version|1\.\.[0-9]|# Subtest:|# .*: pass:[0-9]+ fail:0 |# Totals:)'
 # Taint flags that mean the same: B (bad page), D (died), W (warning),

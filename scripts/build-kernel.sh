@@ -4,6 +4,7 @@
 #   scripts/build-kernel.sh           # KFLAVOUR=default
 #   KFLAVOUR=debug scripts/build-kernel.sh
 #   KSOURCE=newest scripts/build-kernel.sh   # the newest Linux Debian ships
+#   KARCH=i386 KFLAVOUR=nosysctl scripts/build-kernel.sh   # 32-bit x86
 #
 # The tree is tinyconfig + kconfig/base.config + kconfig/$KFLAVOUR.config,
 # built from Debian's linux-source-6.12 (KSOURCE=6.12, the default) or the
@@ -16,6 +17,13 @@ set -eu
 
 KFLAVOUR=${KFLAVOUR:-default}
 JOBS=${JOBS:-$(nproc)}
+# KARCH=i386: a 32-bit x86 kernel (make ARCH=i386, kconfig/i386.config).
+arch=()
+case ${KARCH:-x86_64} in
+x86_64)	;;
+i386)	arch=(ARCH=i386) ;;
+*)	die "unknown KARCH '$KARCH' (x86_64 or i386)" ;;
+esac
 
 need_pkgs "${BUILD_PKGS[@]}"
 kernel_source || die "no kernel source for KSOURCE=${KSOURCE:-6.12}"
@@ -96,10 +104,10 @@ check_config() {
 # shellcheck disable=SC2046
 set -- $(kflavour_frags)
 if [ ! -f "$dir/.configured" ]; then
-	log "configuring ($KFLAVOUR): tinyconfig + ${*#"$TOP/"}"
-	make -C "$src" -s tinyconfig >&2
-	(cd "$src" && ./scripts/kconfig/merge_config.sh -m .config "$@") >/dev/null
-	make -C "$src" -s olddefconfig >&2
+	log "configuring ($KFLAVOUR${KARCH:+, $KARCH}): tinyconfig + ${*#"$TOP/"}"
+	make -C "$src" -s "${arch[@]}" tinyconfig >&2
+	(cd "$src" && env "${arch[@]}" ./scripts/kconfig/merge_config.sh -m .config "$@") >/dev/null
+	make -C "$src" -s "${arch[@]}" olddefconfig >&2
 	check_config "$@" || die "kernel config lost options above (missing dependencies in kconfig/?)"
 	touch "$dir/.configured"
 fi
@@ -115,7 +123,7 @@ default) niceness=10 ;;
 esac
 log "building kernel in $src (-j$JOBS, nice $niceness, log: $dir/build.log)"
 start=$(date +%s)
-if ! nice -n "$niceness" make -C "$src" -j"$JOBS" all >"$dir/build.log" 2>&1; then
+if ! nice -n "$niceness" make -C "$src" "${arch[@]}" -j"$JOBS" all >"$dir/build.log" 2>&1; then
 	tail -n 40 "$dir/build.log" >&2
 	die "kernel build failed; see $dir/build.log"
 fi

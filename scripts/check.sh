@@ -13,13 +13,18 @@
 #                                        docs/), checkpatch --strict, sparse
 #   fuzz     tests/fuzz/run.sh           libFuzzer targets, corpus replay
 #   vm       scripts/vm-test.sh          KUnit and tests/guest/ in QEMU
-#   vm-nosysctl scripts/vm-test.sh       W=1 build, KUnit and the guest
+#   vm-i386  scripts/vm-test.sh          W=1 build, KUnit and the guest
 #                                        tests marked "# nosysctl-kernel:
-#                                        yes" on KFLAVOUR=nosysctl
-#                                        (CONFIG_SYSCTL=n) of the newest
-#                                        Linux (KSOURCE=newest)
+#                                        yes" on a 32-bit x86 kernel
+#                                        (KARCH=i386) without sysctl
+#                                        (KFLAVOUR=nosysctl)
+#   vm-kcsan scripts/vm-test.sh          the same on KFLAVOUR=kcsan (KCSAN,
+#                                        UBSAN) of the newest Linux
+#                                        (KSOURCE=newest), the guest tests
+#                                        marked "# kcsan-kernel: yes"
 #   vm-debug scripts/vm-test.sh          the same on KFLAVOUR=debug (KASAN,
-#                                        lockdep, kmemleak, failslab)
+#                                        UBSAN, lockdep, kmemleak, failslab)
+# (tests/manifest: what each of their kernels must run.)
 #   stock    scripts/stock-smoke.sh      Debian's stock 6.1, 6.12 kernels and
 #                                        the newest (trixie-backports, sid)
 #                                        in QEMU
@@ -41,7 +46,7 @@
 # /boot (and /vmlinuz, /initrd.img) as it found them, and loaded nothing
 # into this machine's kernel (kernel_state_check in lib.sh: no ip_vs*
 # module appeared in /proc/modules, no module taint flag was set).
-# vm-debug, vm, newest and vm-nosysctl run beside the other steps
+# vm-debug, vm, newest, vm-kcsan and vm-i386 run beside the other steps
 # (CHECK_SERIAL=1: in their turn; CHECK_BG="vm-debug newest" picks the
 # steps that do).
 # CHECK_STEPS="host static" runs a subset. Logs: build/check/.
@@ -51,7 +56,7 @@ set -eu
 
 # compile and static need the default test kernel's tree: last, so that
 # from nothing the steps before them run while that kernel builds.
-STEPS=${CHECK_STEPS:-host fuzz stock dkms keepalived deb fresh compile static vm vm-nosysctl vm-debug newest}
+STEPS=${CHECK_STEPS:-host fuzz stock dkms keepalived deb fresh compile static vm vm-i386 vm-kcsan vm-debug newest}
 
 run_start=$(date +%s)
 declare -A took=() cpu_took=()
@@ -73,7 +78,8 @@ step_cmd() {
 	static)	echo "$TOP/scripts/static-check.sh" ;;
 	fuzz)	echo "$TOP/tests/fuzz/run.sh" ;;
 	vm)	echo "$TOP/scripts/vm-test.sh" ;;
-	vm-nosysctl) echo "$TOP/scripts/vm-test.sh" ;;
+	vm-i386) echo "$TOP/scripts/vm-test.sh" ;;
+	vm-kcsan) echo "$TOP/scripts/vm-test.sh" ;;
 	vm-debug) echo "$TOP/scripts/vm-test.sh" ;;
 	stock)	echo "$TOP/scripts/stock-smoke.sh" ;;
 	dkms)	echo "$TOP/scripts/dkms-test.sh" ;;
@@ -86,12 +92,12 @@ step_cmd() {
 }
 
 # step_source STEP: the Linux source of a step's test kernel (KSOURCE in
-# lib.sh): the kernel without sysctl is the newest Linux's, so that KUnit
-# also runs on the newest Linux (the newest step boots Debian's own kernel,
-# which has no KUnit) without a fourth kernel to build.
+# lib.sh): the KCSAN kernel is the newest Linux's, so that KUnit also runs
+# on the newest Linux (the newest step boots Debian's own kernel, which
+# has no KUnit).
 step_source() {
 	case $1 in
-	vm-nosysctl) echo newest ;;
+	vm-kcsan) echo newest ;;
 	*)	echo "${KSOURCE:-6.12}" ;;
 	esac
 }
@@ -100,8 +106,17 @@ step_source() {
 step_flavour() {
 	case $1 in
 	vm-debug) echo debug ;;
-	vm-nosysctl) echo nosysctl ;;
+	vm-kcsan) echo kcsan ;;
+	vm-i386) echo nosysctl ;;
 	*)	echo "${KFLAVOUR:-default}" ;;
+	esac
+}
+
+# step_arch STEP: the architecture of a step's test kernel (KARCH).
+step_arch() {
+	case $1 in
+	vm-i386) echo i386 ;;
+	*)	echo "${KARCH:-x86_64}" ;;
 	esac
 }
 
@@ -121,13 +136,14 @@ run_step() {
 		rc=1
 	elif [ -n "${BG:-}" ]; then
 		KFLAVOUR=$(step_flavour "$step") KSOURCE=$(step_source "$step") \
-			"$cmd" </dev/null >"$log" 2>&1 || rc=$?
+			KARCH=$(step_arch "$step") "$cmd" </dev/null >"$log" 2>&1 || rc=$?
 	else
 		# The foreground chain's guests (stock, keepalived, deb,
 		# fresh) wait only for the debug kernel's
 		# (scripts/qemu-run.sh, take_slot).
 		QEMU_PRIORITY=${QEMU_PRIORITY:-1} KFLAVOUR=$(step_flavour "$step") \
-			KSOURCE=$(step_source "$step") "$cmd" </dev/null 2>&1 | tee "$log"
+			KSOURCE=$(step_source "$step") KARCH=$(step_arch "$step") \
+			"$cmd" </dev/null 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
 	fi
 	children_cpu end
@@ -177,15 +193,15 @@ for step in $STEPS; do
 done
 
 # vm-debug (the debug kernel's guests, the longest step), vm (the test
-# kernel's), newest (Debian's newest kernel's guests) and vm-nosysctl (a
-# kernel of its own) run beside the others, started first: from nothing
+# kernel's), newest (Debian's newest kernel's guests), vm-kcsan and vm-i386
+# (kernels of their own) run beside the others, started first: from nothing
 # the test kernels build while the other steps run, and their guests wait on
 # timers and hold-offs much of the time, when the other steps use the
 # CPUs. CHECK_SERIAL=1 runs them in their turn instead. Their output is
 # shown when they end.
 bg=' '
 declare -A bgpid=()
-for step in ${CHECK_BG:-vm-debug vm newest vm-nosysctl}; do
+for step in ${CHECK_BG:-vm-debug vm newest vm-kcsan vm-i386}; do
 	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
 		continue
 	fi

@@ -119,7 +119,7 @@ i386_tree() {
 # (stock_headers in lib.sh).
 for series in 6.1 6.12; do
 	if stock_headers "$series"; then
-		compile_check "$STOCK_VER" "$STOCK_KDIR"
+		compile_check "$STOCK_VER" "$STOCK_KDIR" "" plain
 	else
 		fail "compile: get the headers of Debian's $series cloud kernel"
 	fi
@@ -160,7 +160,7 @@ pre_cflags_tree() {
 }
 
 if stock_headers 6.1 && kdir=$(pre_cflags_tree "$STOCK_KDIR" "$STOCK_VER"); then
-	compile_check "$STOCK_VER-pre-cflags" "$kdir"
+	compile_check "$STOCK_VER-pre-cflags" "$kdir" "" plain
 	if grep -q -- -DMAGLEV_HAVE_DEST_CFLAGS \
 		"$w/src-$STOCK_VER-pre-cflags/.maglev_main.o.cmd" 2>/dev/null; then
 		fail "compile $STOCK_VER-pre-cflags: Kbuild still saw dest->cflags"
@@ -203,7 +203,7 @@ pre_cflags_kernel_tree() {
 	echo "$dir/linux"
 }
 if kdir=$(pre_cflags_kernel_tree "$kdir"); then
-	compile_check test-kernel-pre-cflags "$kdir"
+	compile_check test-kernel-pre-cflags "$kdir" "" kunit
 	if grep -q -- -DMAGLEV_HAVE_DEST_CFLAGS \
 		"$w/src-test-kernel-pre-cflags/kunit/.maglev_table_test.o.cmd" 2>/dev/null ||
 	   [ ! -f "$w/src-test-kernel-pre-cflags/kunit/.maglev_table_test.o.cmd" ]; then
@@ -216,7 +216,7 @@ else
 	fail "compile: rewrite the test kernel's ip_vs.h to the form before dest->cflags"
 fi
 if kdir=$(i386_tree); then
-	compile_check i386 "$kdir" i386
+	compile_check i386 "$kdir" i386 kunit
 else
 	fail "compile i386: cannot prepare a 32-bit x86 tree from linux-source-6.12"
 fi

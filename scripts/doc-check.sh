@@ -13,8 +13,9 @@
 #   help     every .PHONY target of DIR/Makefile appears in "make help"
 #   length   README.md has at most README_MAX_LINES (320) lines
 #   bad-input every test that docs/bad-input.md's table names exists (its
-#            own section below: guest NN, host `test_x`, `fuzz_x`, sim,
-#            and the parts named in parentheses after them)
+#            own section below: guest NN, host `test_x`, `fuzz_x`, sim),
+#            each but a fuzz target quotes a check of it, and every check
+#            quoted is a check of that test's file
 # and the operator's documentation (scripts/doc-check-ops.py):
 #   refs     a heading named in prose, FILE's "Title", FILE, "Title" or
 #            FILE ("Title", "Other") with FILE a page (README, README.md,
@@ -31,9 +32,10 @@
 #            name (ip_vs_maglev/V, *_V_all.deb)
 #   operating  every command line of a ```sh block of docs/operating.md
 #            is in tests/guest/26-operating.sh, which runs them
-#   examples scripts/doc-examples.sh: every generated example the host
-#            can make equals what its command prints now (the make demo
-#            ones are checked by the fresh step, against its run)
+#   examples scripts/doc-examples.sh --host: every generated example the
+#            host can make equals what its command prints now (the make
+#            demo ones are checked by the fresh step, against its run);
+#            its SKIP lines and exit status count
 #   figures (code) scripts/doc-figures.sh: every figure that describes
 #            the code (<!-- code: KEY -->VALUE<!-- /code -->: test numbers,
 #            packed table sizes, struct sizes, /proc figures, the metric
@@ -291,10 +293,18 @@ tally <<<"$out"
 #   host `test_x` a function test_x() in tests/maglev_test.c
 #   `fuzz_x`      tests/fuzz/fuzz_x.c
 #   sim           tests/sim/run.sh
-# In the parentheses, every `name` in backticks (a path if it has a /) and
-# every "quoted text" must be found in that test's file (or exist). Any
-# other entry, and a row naming no test, fails. Self-contained: the other
-# sections of this file do not depend on it, nor it on them.
+# In the parentheses, every `name` in backticks (a path if it has a /) must
+# be found in that test's file (or exist), and every "quoted text" (the
+# check's text, as its PASS line prints it) on a line of a check in that
+# file: a line, not a comment, whose command is pass, check*, expect*,
+# compare_choices, *refused, logged or run, or a function of the test or
+# of tests/guest/lib.sh whose body makes such a call (guest 29's same),
+# with a quoted first argument (C: check(...), run("name", test_x)), or
+# one of the three lines after such a call (its continued arguments). A guest, host or sim
+# test must quote at least one check; a fuzz target checks by failing on
+# a crash and needs none. Any other entry, and a row naming no test,
+# fails. Self-contained: the other sections of this file do not depend on
+# it, nor it on them.
 bad_input_check() {
 	local out2 rc2=0
 	[ -f "$dir/docs/bad-input.md" ] || return 0
@@ -359,7 +369,49 @@ def test_file(name):
         % name
 
 
-rows = bad = named = 0
+# A line that makes a check (see above).
+CHECK_RE = re.compile(r'(^|[;&|{(]|\bthen|\belse|\bdo)\s*(pass|check\w*|'
+                      r'expect\w*|compare_choices|\w*refused|logged|run)'
+                      r'(\s+"|\()')
+
+
+def helpers(src):
+    """The shell functions of src whose body makes a check (pass, or a
+    call of another check), e.g. guest 29's same(): their calls are checks
+    too."""
+    out, name, body = set(), None, []
+    for line in src.split('\n'):
+        m = re.match(r'^(\w+)\(\)\s*\{', line)
+        if m:
+            name, body = m.group(1), []
+            continue
+        if name and line.startswith('}'):
+            if CHECK_RE.search('\n'.join(body)):
+                out.add(name)
+            name = None
+            continue
+        if name:
+            body.append(line)
+    return out
+
+
+def check_calls(f, src):
+    """CHECK_RE, and the calls of the check helpers of f and, for a guest
+    test, of tests/guest/lib.sh."""
+    names = helpers(src)
+    lib = os.path.join(root, 'tests/guest/lib.sh')
+    if '/tests/guest/' in f and os.path.isfile(lib):
+        names |= helpers(open(lib, encoding='utf-8').read())
+    if not names:
+        return CHECK_RE
+    return re.compile(CHECK_RE.pattern + '|' +
+                      r'(^|[;&|{(]|\bthen|\belse|\bdo)\s*(%s)\s+"' %
+                      '|'.join(sorted(names)))
+
+
+# A comment line (shell or C) is never a check.
+COMMENT_RE = re.compile(r'^\s*(#|/?\*|//)')
+rows = bad = named = checks = 0
 for n, line in enumerate(lines, 1):
     if not line.startswith('|') or re.match(r'^\|[-| ]+\|$', line) or \
             line.startswith('| input |'):
@@ -380,9 +432,18 @@ for n, line in enumerate(lines, 1):
             print('FAIL: docs: %s:%d: %s' % (rel, n, err))
             bad += 1
             continue
+        quoted = re.findall(r'"([^"]+)"', part or '')
+        if not quoted and not name.startswith('`fuzz_'):
+            print('FAIL: docs: %s:%d: %s: names no check of it (a "quoted" '
+                  'PASS text)' % (rel, n, name))
+            bad += 1
         if not part:
             continue
         src = open(f, encoding='utf-8').read()
+        src_lines = src.split('\n')
+        check_re = check_calls(f, src)
+        call = [bool(check_re.search(l)) and not COMMENT_RE.match(l)
+                for l in src_lines]
         for tok in re.findall(r'`([^`]+)`', part):
             if '/' in tok:
                 ok = os.path.exists(os.path.join(root, tok))
@@ -392,16 +453,27 @@ for n, line in enumerate(lines, 1):
                 print('FAIL: docs: %s:%d: %s: %s not in %s' % (
                     rel, n, name, tok, os.path.relpath(f, root)))
                 bad += 1
-        for txt in re.findall(r'"([^"]+)"', part):
-            if txt not in src:
+        for txt in quoted:
+            at = [k for k, l in enumerate(src_lines)
+                  if txt in l and not COMMENT_RE.match(l)]
+            if not at:
                 print('FAIL: docs: %s:%d: %s: "%s" not in %s' % (
                     rel, n, name, txt, os.path.relpath(f, root)))
                 bad += 1
+            elif not any(any(call[max(0, k - 3):k + 1]) for k in at):
+                print('FAIL: docs: %s:%d: %s: "%s" is in %s, but not in '
+                      'a check' % (rel, n, name, txt,
+                                   os.path.relpath(f, root)))
+                bad += 1
+                checks += 1
+            else:
+                checks += 1
 if not rows:
     print('FAIL: docs: %s: no table rows found' % rel)
 elif not bad:
-    print('PASS: docs: %s: every test named exists (%d rows, %d tests named)'
-          % (rel, rows, named))
+    print('PASS: docs: %s: every test named exists and every check '
+          'quoted is one of its checks (%d rows, %d tests named, %d checks)'
+          % (rel, rows, named, checks))
 EOF
 ) || rc2=$?
 	tally <<<"$out2"
@@ -415,9 +487,14 @@ rc=0
 out=$(python3 "$TOP/scripts/doc-check-ops.py" "$dir") || rc=$?
 tally <<<"$out"
 [ "$rc" -eq 0 ] || fail "docs: doc-check-ops.py failed (status $rc)"
+# The host examples (the make demo ones are the fresh step's): every
+# PASS, FAIL and SKIP line counts, and so does its exit status.
 if [ -f "$dir/scripts/doc-examples.sh" ]; then
-	tally < <(bash "$dir/scripts/doc-examples.sh" --demo /nonexistent "$dir" 2>&1 |
-		grep -E '^(PASS|FAIL): ')
+	rc=0
+	out=$(bash "$dir/scripts/doc-examples.sh" --host "$dir" 2>&1) || rc=$?
+	tally < <(grep -vE "$SUMMARY_RE" <<<"$out")
+	[ "$rc" -eq 0 ] || grep -q '^FAIL: ' <<<"$out" ||
+		fail "docs: doc-examples.sh exited with status $rc and no FAIL line"
 fi
 
 # The figures that describe the code (scripts/doc-figures.sh), in their
@@ -425,8 +502,11 @@ fi
 # the code that changes one fails until the page is regenerated.
 code_figures_check() {
 	[ -f "$dir/scripts/doc-figures.sh" ] || return 0
-	tally < <(bash "$dir/scripts/doc-figures.sh" "$dir" 2>&1 |
-		grep -E '^(PASS|FAIL|SKIP): ')
+	local frc=0 fout
+	fout=$(bash "$dir/scripts/doc-figures.sh" "$dir" 2>&1) || frc=$?
+	tally < <(grep -E '^(PASS|FAIL|SKIP): ' <<<"$fout")
+	[ "$frc" -eq 0 ] || grep -q '^FAIL: ' <<<"$fout" ||
+		fail "docs: doc-figures.sh exited with status $frc and no FAIL line"
 }
 code_figures_check
 summary

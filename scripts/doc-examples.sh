@@ -1,5 +1,5 @@
 #!/bin/bash
-# doc-examples.sh [--update] [--demo TRANSCRIPT] [DIR]: the examples in the
+# doc-examples.sh [--update] [--demo TRANSCRIPT | --host] [DIR]: the examples in the
 # docs that show what a run prints are generated from real runs; this
 # checks them (default) or rewrites them (--update).
 #
@@ -25,7 +25,10 @@
 #
 # make demo writes its transcript to build/demo/transcript.txt (the guest's
 # output, as shown); --demo names another (the fresh step's). Without a
-# transcript the demo examples are skipped ("SKIP:"), not failed.
+# transcript the demo examples are skipped ("SKIP:"), not failed. --host
+# checks the host examples alone and says how many demo examples it left
+# out: scripts/doc-check.sh's mode, whose demo examples the fresh step
+# checks against its own run.
 #
 # Figures that differ from one run to the next are compared masked ("#"):
 # build_ns, builds, churn, fills, found and table (the table's number) on
@@ -42,11 +45,13 @@ set -eu
 
 update=0
 demo=
+host=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--update) update=1; shift ;;
 	--demo) demo=$2; shift 2 ;;
-	-*) die "usage: doc-examples.sh [--update] [--demo TRANSCRIPT] [DIR]" ;;
+	--host) host=1; shift ;;
+	-*) die "usage: doc-examples.sh [--update] [--demo TRANSCRIPT | --host] [DIR]" ;;
 	*) break ;;
 	esac
 done
@@ -62,12 +67,14 @@ if grep -q '<!-- generated: output of the block above -->' \
 		fail "examples: make tools failed in $dir"
 fi
 
-out=$(DOC_DIR=$dir DEMO=$demo UPDATE=$update python3 - <<'EOF'
+out=$(DOC_DIR=$dir DEMO=$demo UPDATE=$update HOST_ONLY=$host python3 - <<'EOF'
 import glob, os, re, subprocess
 
 root = os.environ['DOC_DIR']
 demo_path = os.environ['DEMO']
 update = os.environ['UPDATE'] == '1'
+host_only = os.environ['HOST_ONLY'] == '1'
+left_out = 0
 
 pages = [p for p in [os.path.join(root, 'README.md')] +
          sorted(glob.glob(os.path.join(root, 'docs', '*.md')))
@@ -183,7 +190,10 @@ for page in pages:
         shown = lines[n + 1:e]
         where = '%s:%d (%s)' % (rel, i + 1, source)
         err = None
-        if source.startswith('demo '):
+        if source.startswith('demo ') and host_only:
+            want = None
+            left_out += 1
+        elif source.startswith('demo '):
             want = demo_source(source[5:])
             if want is None:
                 if demo is None:
@@ -225,6 +235,9 @@ for page in pages:
     if changed:
         with open(page, 'w', encoding='utf-8') as f:
             f.write('\n'.join(new))
+if host_only:
+    print('# examples: %d make demo examples left to the fresh step, '
+          'which checks them against its run' % left_out)
 EOF
 ) || fail "examples: the checker failed"
 tally <<<"$out"

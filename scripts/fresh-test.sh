@@ -126,10 +126,15 @@ if [ "${1:-}" = --inside ]; then
 	exit
 fi
 
-# Without FRESH_SUITE: one run per suite of FRESH_SUITES, results counted.
+# Without FRESH_SUITE: one run per suite of FRESH_SUITES, results counted;
+# a run that exits non-zero without a FAIL line (it died) is one FAIL.
 if [ -z "${FRESH_SUITE:-}" ]; then
 	for s in ${FRESH_SUITES:-bookworm trixie}; do
-		tally < <(FRESH_SUITE=$s "$0" </dev/null 2>&1)
+		src=0
+		sout=$(FRESH_SUITE=$s "$0" </dev/null 2>&1) || src=$?
+		tally < <(grep -vE "$SUMMARY_RE" <<<"$sout")
+		[ "$src" -eq 0 ] || grep -q '^FAIL: ' <<<"$sout" ||
+			fail "fresh ($s): exited with status $src and no FAIL line"
 	done
 	summary
 	exit
@@ -305,11 +310,14 @@ if [ "$checks" -ge 3 ] && [ "$digests" -ge 3 ]; then
 else
 	fail "$L: in the guest, $checks rounds with every flow predicted and $digests matching digests (3 expected)"
 fi
+# The fleet act's line counts what tcpfleet saw: every connection opened
+# must be live, none reset, wrong, timed out or failed.
 if grep -q 'Every flow in every round went where maglev-sim' "$w/demo.log" &&
-   grep -qE 'connections opened and answered' "$w/demo.log"; then
-	pass "$L: the guest's summary and fleet act report success"
+   grep -qE '^ *([0-9]+) connections opened and answered: ok live \1 reset 0 wrong 0 timeout 0 failed 0$' \
+	"$w/demo.log"; then
+	pass "$L: the guest's summary reports success and the fleet act answered every connection it opened"
 else
-	fail "$L: the guest's summary or fleet act is missing"
+	fail "$L: the guest's summary is missing or the fleet act lost connections: $(grep -E 'connections opened and answered' "$w/demo.log" | head -n 1)"
 fi
 
 # The examples of the committed pages that show what make demo prints
@@ -317,9 +325,13 @@ fi
 # another run's output fails here.
 if [ -s "$root/root/ip_vs_maglev/build/demo/transcript.txt" ]; then
 	cp "$root/root/ip_vs_maglev/build/demo/transcript.txt" "$w/transcript.txt"
-	tally < <("$TOP/scripts/doc-examples.sh" --demo "$w/transcript.txt" \
-		"$root/root/ip_vs_maglev" 2>&1 | grep -E '^(PASS|FAIL|SKIP): ' |
+	erc=0
+	eout=$("$TOP/scripts/doc-examples.sh" --demo "$w/transcript.txt" \
+		"$root/root/ip_vs_maglev" 2>&1) || erc=$?
+	tally < <(grep -E '^(PASS|FAIL|SKIP): ' <<<"$eout" |
 		sed "s/^\(PASS\|FAIL\|SKIP\): examples: /\1: $L: docs' demo examples: /")
+	[ "$erc" -eq 0 ] || grep -q '^FAIL: ' <<<"$eout" ||
+		fail "$L: doc-examples.sh exited with status $erc and no FAIL line"
 else
 	fail "$L: the demo left no transcript (build/demo/transcript.txt)"
 fi

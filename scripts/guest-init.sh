@@ -13,13 +13,20 @@
 #   maglev.stress=SECS     load duration of the stress tests, exported to
 #                          the test as STRESS_SECONDS (default 20)
 #   maglev.env=N=V[,N=V]   more variables exported to the tests
+#   maglev.boot=X[,X]      what this kernel must show, at the start and at
+#                          the end of the boot (tests/manifest's boot line,
+#                          check_boot): the detectors kasan, ubsan,
+#                          kmemleak, lockdep, prove_rcu, atomic_sleep,
+#                          debug_objects, failslab, kcsan; i386; nosysctl
 #
 # Kernel messages go to the console (ttyS0). Results go to ttyS1, one
 # line each, read by scripts/vmlib.sh:
 #   @@ BEGIN <name> / <test output> / @@ END <name> <exit status>
 #   @@ KTAP <suite> / <debugfs results> / @@ KTAP-END
-#   FAIL: <text>            harness failure outside a test
+#   PASS:/FAIL: <text>      the boot's own checks, outside a test
 #   @@ TAINT <n>  and finally  @@ DONE
+# A guest test that reaches its end (lib.sh's finish) prints "@@ FINISH"
+# before its exit; scripts/results.awk fails a test without it.
 
 export PATH=/maglev/bin:/maglev:/usr/sbin:/usr/bin:/sbin:/bin
 /bin/busybox mkdir -p /proc /sys /dev /tmp /run
@@ -52,6 +59,13 @@ export MAGLEV_DIR=/maglev
 export MAGLEV_KO=/maglev/ip_vs_maglev.ko
 [ -n "$(arg ko)" ] && MAGLEV_KO=$(arg ko)
 export MAGLEV_SIM=/maglev/maglev-sim
+# A 32-bit kernel's client hash is HalfSipHash-1-3 (the kernel's hsiphash
+# there): the tests' maglev-sim predicts its choices with -32.
+case $(uname -m) in
+i?86)	printf '#!/bin/sh\nexec /maglev/maglev-sim -32 "$@"\n' >/run/maglev-sim
+	chmod 755 /run/maglev-sim
+	MAGLEV_SIM=/run/maglev-sim ;;
+esac
 export MAGLEV_KERNEL
 MAGLEV_KERNEL=$(uname -r)
 
@@ -75,6 +89,54 @@ check_cpus() {
 		echo "PASS: guest has $n CPUs online" >&3
 	else
 		echo "FAIL: guest has $n CPUs in /proc/cpuinfo, nproc $(nproc); want 2" >&3
+	fi
+}
+
+# check_boot start|end: every item of maglev.boot shows on (see the top),
+# from what the kernel exposes at run time (no /proc/config.gz): one PASS
+# naming them, or a FAIL for each one that does not. At the end only what
+# can turn off while the kernel runs is looked at again (kmemleak, lockdep
+# and debug objects turn themselves off after an error of their own; the
+# boot's first lines may have left the kernel log by then).
+check_boot() {
+	want=$(arg boot | tr , ' ')
+	[ -n "$want" ] && [ "$want" != none ] || return 0
+	bad=''
+	seen=
+	for d in $want; do
+		case $1:$d in
+		end:kasan | end:ubsan | end:prove_rcu | end:atomic_sleep | \
+		end:i386 | end:nosysctl) continue ;;
+		*:kasan) dmesg | grep -q 'KernelAddressSanitizer initialized' ;;
+		*:ubsan) grep -q ' __ubsan_handle_shift_out_of_bounds$' /proc/kallsyms ;;
+		start:kmemleak)
+			[ -w /sys/kernel/debug/kmemleak ] &&
+			dmesg | grep -q 'kmemleak: Kernel memory leak detector initialized' ;;
+		end:kmemleak)
+			[ -w /sys/kernel/debug/kmemleak ] &&
+			! dmesg | grep -q 'kmemleak: Kernel memory leak detector disabled' ;;
+		*:lockdep)
+			[ "$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null)" = 1 ] ;;
+		*:prove_rcu) dmesg | grep -q 'RCU lockdep checking is enabled' ;;
+		*:atomic_sleep) grep -q ' __might_resched$' /proc/kallsyms ;;
+		*:debug_objects)
+			[ -r /sys/kernel/debug/debug_objects/stats ] &&
+			! dmesg | grep -q 'ODEBUG: Out of memory' ;;
+		*:failslab) [ -w /sys/kernel/debug/failslab/probability ] ;;
+		*:kcsan) grep -q '^enabled: 1$' /sys/kernel/debug/kcsan 2>/dev/null ;;
+		*:i386)	case $(uname -m) in i?86) true ;; *) false ;; esac ;;
+		*:nosysctl) [ ! -e /proc/sys ] ;;
+		*)	false ;;
+		esac || bad="$bad $d"
+		seen="$seen $d"
+	done
+	[ -n "$seen" ] || return 0
+	if [ -z "$bad" ]; then
+		echo "PASS: boot: on at the $1:$seen" >&3
+	else
+		for d in $bad; do
+			echo "FAIL: boot: $d is not on at the $1 (maglev.boot: $want)" >&3
+		done
 	fi
 }
 
@@ -126,6 +188,7 @@ run_test() {
 }
 
 echo "@@ UNAME $MAGLEV_KERNEL" >&3
+check_boot start
 case $job in
 kunit)	run_kunit ;;
 test:*)	run_test "${job#test:}" ;;
@@ -148,6 +211,7 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	esac
 	cat /sys/kernel/debug/kmemleak >/dev/console
 fi
+check_boot end
 echo "@@ TAINT $(cat /proc/sys/kernel/tainted 2>/dev/null)" >&3
 echo "@@ DONE" >&3
 exec 3>&-

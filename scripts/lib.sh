@@ -191,6 +191,7 @@ elf_needed() {
 			seen+="$n "
 			found=
 			for d in lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu \
+				 lib/i386-linux-gnu usr/lib/i386-linux-gnu \
 				 lib64 usr/lib64 lib usr/lib; do
 				if [ -e "$root/$d/$n" ]; then
 					found=$root/$d/$n
@@ -209,6 +210,83 @@ elf_needed() {
 		log "not in $root:$lost (needed by ${*#"$root"})"
 		return 1
 	}
+}
+
+# I386_USERLAND_PKGS: what the 32-bit guest (KARCH=i386) runs from Debian:
+# busybox (static), ipvsadm and iproute2's ip; the project's own guest
+# tools are built with gcc -m32 -static (vm-test.sh).
+I386_USERLAND_PKGS=(busybox-static ipvsadm iproute2)
+I386_USERLAND_RECIPE=1
+
+# i386_userland: print a directory holding Debian 12's i386 busybox,
+# ipvsadm and ip with the libraries they need (bin/, usr/sbin/ and the
+# library directories, laid out for the initramfs: mkinitramfs.sh
+# USERLAND=DIR). Made once in the cache: the packages and their library
+# packages (suite_lib_closure) of the private configuration bookworm-i386
+# (papt_setup: its lists and archive in the cache, never this machine's)
+# downloaded with apt-get download and unpacked with dpkg-deb; nothing of
+# it runs on this machine. Fails unless every library the programs'
+# ELF headers name is there (elf_needed).
+i386_userland() {
+	local suite=bookworm-i386 dir pkgs hash r interp libs p f wanted=()
+	papt_setup "$suite" >&2 || return 1
+	pkgs=$(for p in "${I386_USERLAND_PKGS[@]}"; do
+		papt "$suite" apt-cache policy "$p" 2>/dev/null |
+			sed -n "s/^ *Candidate: /$p=/p"
+	done)
+	[ "$(grep -c . <<<"$pkgs")" -eq ${#I386_USERLAND_PKGS[@]} ] || {
+		log "the private $suite configuration lacks one of ${I386_USERLAND_PKGS[*]}"
+		return 1
+	}
+	hash=$(echo "$I386_USERLAND_RECIPE $pkgs" | sha256sum | cut -c1-12)
+	dir=$(cache_root)/userland-i386-$hash
+	if [ ! -f "$dir/.ready" ]; then
+		mkdir -p "$dir" || return 1
+		( flock 9
+		  [ -f "$dir/.ready" ] && exit 0
+		  rm -rf "$dir/dl" "$dir/tree" "$dir/out"
+		  mkdir -p "$dir/dl" "$dir/out/bin" "$dir/out/usr/sbin"
+		  for p in $pkgs; do
+			suite_lib_closure "$suite" "$p" || exit 1
+		  done | LC_ALL=C sort -u >"$dir/packages"
+		  log "downloading $suite's $(wc -l <"$dir/packages") packages for the 32-bit guest into $dir"
+		  mapfile -t wanted <"$dir/packages"
+		  (cd "$dir/dl" && papt "$suite" apt-get -q download "${wanted[@]}") \
+			>"$dir/download.log" 2>&1 || exit 1
+		  r=$dir/tree
+		  mkdir -p "$r"
+		  for deb in "$dir"/dl/*.deb; do
+			dpkg-deb --fsys-tarfile "$deb" | tar -C "$r" -x || exit 1
+		  done
+		  for p in busybox ipvsadm ip; do
+			f=$(find "$r/bin" "$r/sbin" "$r/usr/bin" "$r/usr/sbin" \
+				-name "$p" \( -type f -o -type l \) 2>/dev/null | head -n 1)
+			[ -n "$f" ] || { log "no $p in $suite's packages"; exit 1; }
+			case $p in
+			busybox) cp -L "$f" "$dir/out/bin/busybox" ;;
+			*) cp -L "$f" "$dir/out/usr/sbin/$p" ;;
+			esac
+		  done
+		  readelf -h "$dir/out/bin/busybox" | grep -q 'Machine:.*Intel 80386' ||
+			{ log "$suite's busybox is not a 32-bit x86 program"; exit 1; }
+		  interp=$(readelf -l "$dir/out/usr/sbin/ipvsadm" |
+			sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+		  [ -e "$r$interp" ] || { log "no $interp in $suite's libc6"; exit 1; }
+		  mkdir -p "$dir/out${interp%/*}"
+		  cp -L "$r$interp" "$dir/out$interp"
+		  libs=$(elf_needed "$r" "$dir/out/usr/sbin/ipvsadm" \
+			"$dir/out/usr/sbin/ip") || exit 1
+		  for f in $libs; do
+			mkdir -p "$dir/out$(dirname "${f#"$r"}")"
+			cp -L "$f" "$dir/out${f#"$r"}"
+		  done
+		  rm -rf "$dir/dl" "$dir/tree"
+		  touch "$dir/.ready" ) 9>"$dir.lock" || {
+			log "cannot gather $suite's 32-bit userspace (see $dir/download.log)"
+			return 1
+		}
+	fi
+	echo "$dir/out"
 }
 
 # need_deb_depends DEPFILE: install (need_pkgs) the packages listed in
@@ -242,10 +320,12 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # dpkg-buildpackage's own requirement); python3-prometheus-client: the parser
 # that checks maglev-fleet's exposition; mmdebstrap: the fresh step;
 # nftables: nft in the guests of vm-test.sh (its service stays disabled,
-# as Debian installs it; nothing runs nft on this machine).
+# as Debian installs it; nothing runs nft on this machine); gcc-multilib:
+# the 32-bit guest's tools (vm-i386).
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
 	    ipvsadm iproute2 socat nftables debhelper dh-dkms build-essential
-	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap)
+	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap
+	    gcc-multilib)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then
@@ -257,11 +337,16 @@ cache_root() {
 	fi
 }
 
-# kflavour_frags: fragment files for $KFLAVOUR, base first.
+# kflavour_frags: fragment files for $KFLAVOUR, base first, and for
+# KARCH=i386 (a 32-bit x86 kernel) kconfig/i386.config last.
 kflavour_frags() {
 	local f="$TOP/kconfig/${KFLAVOUR}.config"
 	[ -f "$f" ] || die "unknown KFLAVOUR '$KFLAVOUR' (no $f)"
-	echo "$TOP/kconfig/base.config" "$f"
+	case ${KARCH:-x86_64} in
+	x86_64) echo "$TOP/kconfig/base.config" "$f" ;;
+	i386)	echo "$TOP/kconfig/base.config" "$f" "$TOP/kconfig/i386.config" ;;
+	*)	die "unknown KARCH '$KARCH' (x86_64 or i386)" ;;
+	esac
 }
 
 # kernel_source: the Linux source the test kernel is built from, chosen by
@@ -287,16 +372,18 @@ kernel_source() {
 	esac
 }
 
-# kernel_cache_dir: where the test kernel for $KFLAVOUR (from $KSOURCE)
-# lives. The name changes with the linux-source package version and the
-# fragments. Call kernel_source first.
+# kernel_cache_dir: where the test kernel for $KFLAVOUR (from $KSOURCE,
+# for KARCH) lives. The name changes with the linux-source package version
+# and the fragments. Call kernel_source first.
 kernel_cache_dir() {
 	local hash
 	[ -n "${KSRC_VER:-}" ] || kernel_source || die "no kernel source"
 	# shellcheck disable=SC2046
 	hash=$( { echo "$KERNEL_RECIPE"; cat $(kflavour_frags); } |
 		sha256sum | cut -c1-12)
-	echo "$(cache_root)/kernel-${KSRC_VER//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR"
+	local arch=
+	[ "${KARCH:-x86_64}" = x86_64 ] || arch=-$KARCH
+	echo "$(cache_root)/kernel-${KSRC_VER//[^A-Za-z0-9.-]/_}-$hash-$KFLAVOUR$arch"
 }
 
 # Debian's stock cloud kernels: a series is "6.12" or "6.1" (Debian 12's
@@ -810,11 +897,13 @@ stage_sources() {
 	done
 }
 
-# compile_check NAME KDIR [ARCH]: build the module with W=1 against KDIR
-# (ARCH for a cross tree), with and without its KUnit suites where KDIR has
-# CONFIG_KUNIT, in $w/src-NAME ($w: the caller's work directory); PASS or
-# FAIL "compile NAME: ...". Any compiler or modpost warning about our
-# files fails.
+# compile_check NAME KDIR ARCH KUNIT: build the module with W=1 against
+# KDIR (ARCH for a cross tree, or empty) in $w/src-NAME ($w: the caller's
+# work directory); PASS or FAIL "compile NAME: ...". KUNIT "kunit": also
+# with its KUnit suites (MAGLEV_KUNIT=1), and a KDIR without CONFIG_KUNIT
+# fails; "plain": the module alone (Debian's kernels have no
+# CONFIG_KUNIT), which the PASS line says. Any compiler or modpost warning
+# about our files fails.
 # shellcheck disable=SC2154 # w: the caller's work directory
 # w1_warnings LOG SRC: print the warnings and errors of a module build
 # log LOG in the sources staged at SRC (and modpost's), with SRC cut from
@@ -825,18 +914,26 @@ w1_warnings() {
 }
 
 compile_check() {
-	local name=$1 kdir=$2 arch=${3:-} src="$w/src-$1" log="$w/$1.log" m
+	local name=$1 kdir=$2 arch=$3 with=$4 src="$w/src-$1" log="$w/$1.log"
+	local builds=('')
 	stage_sources "$src"
 	if [ ! -f "$src/Kbuild" ]; then
 		fail "compile $name: module sources missing (no Kbuild)"
 		return
 	fi
+	case $with in
+	kunit)
+		if ! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf"; then
+			fail "compile $name: the tree has no CONFIG_KUNIT: the KUnit suites cannot build"
+			return
+		fi
+		builds+=(MAGLEV_KUNIT=1) ;;
+	plain)	;;
+	*)	fail "compile $name: compile_check KUNIT must be kunit or plain, not '$with'"
+		return ;;
+	esac
 	: >"$log"
-	for kunit in '' MAGLEV_KUNIT=1; do
-		# The KUnit suites need a kernel with CONFIG_KUNIT.
-		[ -n "$kunit" ] &&
-			! grep -q '^CONFIG_KUNIT=' "$kdir/include/config/auto.conf" &&
-			continue
+	for kunit in "${builds[@]}"; do
 		make -C "$kdir" ${arch:+ARCH=$arch} M="$src" clean >/dev/null 2>&1 ||
 			true
 		# shellcheck disable=SC2086 # kunit is one word or none
@@ -849,8 +946,10 @@ compile_check() {
 	done
 	if w1_warnings "$log" "$src"; then
 		fail "compile $name: W=1 warnings (see $log)"
+	elif [ "$with" = kunit ]; then
+		pass "compile $name: W=1 clean, with and without its KUnit suites"
 	else
-		pass "compile $name: W=1 clean"
+		pass "compile $name: W=1 clean (the module alone: no CONFIG_KUNIT in this tree)"
 	fi
 }
 
@@ -909,7 +1008,7 @@ papt_mirror() {
 }
 
 # papt_suites SUITE: the suites of the private configuration SUITE
-# (trixie or sid), one a line as "URI SUITE".
+# (trixie, sid or bookworm-i386), one a line as "URI SUITE".
 papt_suites() {
 	local main sec
 	main=$(papt_mirror) || return 1
@@ -923,6 +1022,15 @@ papt_suites() {
 		echo "$sec trixie-security"
 		echo "$main trixie-backports" ;;
 	sid)	echo "$main sid" ;;
+	bookworm-i386)
+		# Debian 12's i386 packages (the 32-bit guest's userspace,
+		# i386_userland): this machine's own release, another
+		# architecture.
+		sec=$(papt_mirror security)
+		[ -n "$sec" ] || sec=${main%/debian}/debian-security
+		echo "$main bookworm"
+		echo "$main bookworm-updates"
+		echo "$sec bookworm-security" ;;
 	*)	log "no private apt configuration for the suite '$1'"; return 1 ;;
 	esac
 }
@@ -939,8 +1047,9 @@ papt_dir() {
 # the package lists again (0.8 s instead of 0.2).
 # shellcheck disable=SC2034
 papt_opts() {
-	local d
+	local d arch=amd64
 	d=$(papt_dir "$1")
+	case $1 in *-i386) arch=i386 ;; esac
 	PAPT=(-o "Dir::Etc::sourcelist=$d/sources.list"
 	      -o "Dir::Etc::sourceparts=$d/empty"
 	      -o Dir::Etc::preferences=/dev/null
@@ -954,8 +1063,8 @@ papt_opts() {
 	      -o "Dir::Cache::srcpkgcache=$d/cache/srcpkgcache.bin"
 	      -o "Dir::Cache::archives=$d/archives"
 	      -o "Dir::Log=$d/log"
-	      -o APT::Architecture=amd64
-	      -o APT::Architectures::=amd64
+	      -o "APT::Architecture=$arch"
+	      -o "APT::Architectures::=$arch"
 	      -o Acquire::Languages=none
 	      -o Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled=false)
 }

@@ -7,25 +7,39 @@
 # tests use are loaded from its package (stock_modules), and there is no
 # KUnit (Debian's kernels have no CONFIG_KUNIT, which the suites need).
 #
+# KARCH=i386 builds and boots a 32-bit x86 kernel (qemu-system-i386), with
+# Debian's i386 busybox, ipvsadm and ip (i386_userland in lib.sh) and the
+# guest tools built with gcc -m32 -static.
+#
 # One boot runs ip_vs_maglev.ko built with its KUnit suites (kunit/,
-# MAGLEV_KUNIT=1) and reads their KTAP from debugfs; the suites
-# maglev_table and maglev_glue must be there. Then one boot per
+# MAGLEV_KUNIT=1) and reads their KTAP from debugfs. Then one boot per
 # tests/guest/NN-name.sh runs it with ip_vs_maglev.ko loaded (on the debug
-# kernel only the tests marked "# debug-kernel: yes", on the nosysctl
-# kernel, built without CONFIG_SYSCTL, those marked "# nosysctl-kernel:
-# yes"). The guest side and
-# the PASS:/FAIL: convention are described in docs/testing.md.
+# kernel only the tests marked "# debug-kernel: yes", on the kcsan kernel
+# those marked "# kcsan-kernel: yes", on the nosysctl kernel, built
+# without CONFIG_SYSCTL, those marked "# nosysctl-kernel: yes").
+# tests/manifest says which guest tests and KUnit suites each kernel must
+# run and what every boot of it must show (its detectors on): a test or
+# suite missing from the run, or run but not listed there, fails. The
+# guest side and the PASS:/FAIL: convention are described in
+# docs/testing.md.
 # Logs: build/check/vm-$KFLAVOUR/ (vm-$KFLAVOUR-newest/ for KSOURCE=newest,
-# vm-stock-SERIES/ for KSTOCK).
+# -i386 for KARCH=i386, vm-stock-SERIES/ for KSTOCK).
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/vmlib.sh"
 
 KFLAVOUR=${KFLAVOUR:-default}
 export KFLAVOUR
-# Seconds for one guest test; KASAN and lockdep under TCG are slower.
+# The timeouts of a checking kernel: KASAN and lockdep under TCG are six
+# times slower, KCSAN's watchpoints three.
+case $KFLAVOUR in
+debug)	SLOW=6 ;;
+kcsan)	SLOW=3 ;;
+*)	SLOW=1 ;;
+esac
+# Seconds for one guest test.
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-60}
-[ "$KFLAVOUR" = debug ] && GUEST_TIMEOUT=$((GUEST_TIMEOUT * 6))
+GUEST_TIMEOUT=$((GUEST_TIMEOUT * SLOW))
 # The debug kernel's guests are the longest chain of "make check": they
 # take the next free guest slot first (qemu-run.sh).
 [ "$KFLAVOUR" = debug ] && export QEMU_PRIORITY=2
@@ -36,13 +50,14 @@ export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((GUEST_TIMEOUT * 2 + 30))}
 # the test has a header line "# guest-timeout: N" or "# timeout: N" (N seconds on the default
 # flavour, scaled like GUEST_TIMEOUT on the debug one) or
 # "# guest-timeout: N+stress" (the same plus STRESS_SECONDS, unscaled).
+# (Scaled by SLOW on the checking kernels.)
 guest_timeout() {
 	local h n
 	h=$(sed -n 's/^# \(guest-\)\{0,1\}timeout: *\([0-9][0-9]*\)\(+stress\)\{0,1\} *$/\2 \3/p' \
 		"$1" | head -n 1)
 	n=${h% *}
 	[ -n "$n" ] || n=0
-	[ "$KFLAVOUR" = debug ] && n=$((n * 6))
+	n=$((n * SLOW))
 	[ "${h#* }" = +stress ] && n=$((n + STRESS_SECONDS))
 	[ "$n" -gt "$GUEST_TIMEOUT" ] || n=$GUEST_TIMEOUT
 	echo "$n"
@@ -53,7 +68,6 @@ guest_timeout() {
 guest_kargs() {
 	sed -n "s/^# $KFLAVOUR-kernel-args: *//p" "$1" | head -n 1
 }
-KUNIT_SUITES=${KUNIT_SUITES:-maglev_table maglev_glue}
 # GUEST_ENV="NAME=VALUE,...": more variables for the guest tests
 # (scripts/bench-sync.sh: SYNC_COST=1).
 # Guest seconds of load for the stress tests (maglev.stress, STRESS_SECONDS
@@ -64,11 +78,31 @@ STRESS_SECONDS=${STRESS_SECONDS:-20}
 # have them built in): IPVS and the schedulers the tests compare with,
 # and the links the tests' namespaces use.
 STOCK_MODS=(ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh ip_vs_mh veth dummy bridge)
+# karch: make's ARCH= for the module builds of a 32-bit kernel.
+karch=()
+case ${KARCH:-x86_64} in
+x86_64)	;;
+i386)	karch=(ARCH=i386)
+	[ -z "${KSTOCK:-}" ] || die "KARCH=i386 is for the test kernel, not KSTOCK"
+	export QEMU_ARCH=i386
+	# Below the 896 MB a kernel without HIGHMEM maps.
+	export QEMU_MEM=${QEMU_MEM:-768M}
+	# gcc -m32 -static for the guest tools (gcc-multilib, in CHECK_PKGS:
+	# installed before the steps start, so that none installs a package
+	# while the newest step checks that this machine's apt is unchanged).
+	need_pkgs gcc-multilib
+	I386_TOOLS=(HOSTCC="gcc -m32 -static")
+	USERLAND=$(i386_userland) || die "no 32-bit userspace for the i386 guest"
+	export USERLAND ;;
+*)	die "unknown KARCH '$KARCH' (x86_64 or i386)" ;;
+esac
 if [ -n "${KSTOCK:-}" ]; then
 	# Debian's kernel is the default flavour: no debug timeouts or
 	# arguments, no nosysctl checks.
 	KFLAVOUR=default
+	SLOW=1
 	kname="Debian's kernel"
+	mkernel=stock-$KSTOCK
 	stock_kernel "$KSTOCK" || die "no Debian $KSTOCK cloud kernel"
 	kver=$STOCK_VER
 	if ! stock_headers "$KSTOCK" || [ "$STOCK_VER" != "$kver" ]; then
@@ -86,7 +120,24 @@ else
 	# KSOURCE=newest (a test kernel of the newest Linux) has its own logs.
 	vmw=vm-$KFLAVOUR
 	[ "${KSOURCE:-6.12}" = 6.12 ] || vmw+=-$KSOURCE
+	mkernel=$KFLAVOUR
+	[ "${KARCH:-x86_64}" = x86_64 ] || { vmw+=-$KARCH; mkernel+=-$KARCH; }
 fi
+# What tests/manifest says this kernel runs. KUNIT_SUITES and GUEST_TESTS
+# (by hand) choose a subset instead: the manifest check is then one SKIP.
+m_guest=$(manifest "$mkernel" guest) || [ -n "${GUEST_TESTS:-}" ] ||
+	die "tests/manifest lists no guest tests for the kernel '$mkernel' (GUEST_TESTS names them by hand)"
+m_kunit=
+m_boot=
+if [ -z "${KSTOCK:-}" ]; then
+	m_kunit=$(manifest "$mkernel" kunit) ||
+		die "tests/manifest lists no KUnit suites for the kernel '$mkernel'"
+	m_boot=$(manifest "$mkernel" boot) ||
+		die "tests/manifest has no boot line for the kernel '$mkernel'"
+fi
+KUNIT_SUITES=${KUNIT_SUITES:-$m_kunit}
+kunit_exact=
+[ "$KUNIT_SUITES" = "$m_kunit" ] && kunit_exact=exact=1
 w=$(work_dir "$vmw")
 rm -rf "$w/root" "$w/tools"
 mkdir -p "$w/root/maglev/kunit" "$w/root/maglev/tests" "$w/root/maglev/bin"
@@ -96,7 +147,7 @@ built=1
 if [ ! -f "$w/src/Kbuild" ]; then
 	fail "$kname: no Kbuild, module sources missing"
 	built=0
-elif stock_build "$kdir" "$w/src" W=1 modules >"$w/module.log" 2>&1; then
+elif stock_build "$kdir" "$w/src" "${karch[@]}" W=1 modules >"$w/module.log" 2>&1; then
 	pass "$kname: build ip_vs_maglev.ko"
 	cp "$w/src/ip_vs_maglev.ko" "$w/root/maglev/"
 	if w1_warnings "$w/module.log" "$w/src"; then
@@ -108,6 +159,26 @@ else
 	fail "$kname: build ip_vs_maglev.ko (see $w/module.log)"
 	tail -n 30 "$w/module.log"
 	built=0
+fi
+
+# The module is built with the sanitizers this kernel's boots must show
+# (tests/manifest's boot line): their calls are in it (nm -u), so the
+# module's own code is checked, not only the kernel's.
+if [ -f "$w/root/maglev/ip_vs_maglev.ko" ]; then
+	undef=$(nm -u "$w/root/maglev/ip_vs_maglev.ko" 2>/dev/null || true)
+	for d in $m_boot; do
+		case $d in
+		kasan) sym=__asan_ ;;
+		ubsan) sym=__ubsan_handle_ ;;
+		kcsan) sym=__tsan_ ;;
+		*) continue ;;
+		esac
+		if grep -q "^ *U $sym" <<<"$undef"; then
+			pass "$kname: ip_vs_maglev.ko is built with $d (it calls $sym*)"
+		else
+			fail "$kname: ip_vs_maglev.ko is not built with $d (no $sym* call in it)"
+		fi
+	done
 fi
 
 # The kernel without sysctl support (kconfig/nosysctl.config): the sysctl
@@ -126,7 +197,7 @@ if [ ! -f "$w/src-kunit/kunit/maglev_glue_test.c" ]; then
 	fail "$kname: kunit/ missing, no KUnit suites"
 elif [ -n "${KSTOCK:-}" ]; then
 	: # no CONFIG_KUNIT: the suites neither build nor run there
-elif stock_build "$kdir" "$w/src-kunit" W=1 MAGLEV_KUNIT=1 modules \
+elif stock_build "$kdir" "$w/src-kunit" "${karch[@]}" W=1 MAGLEV_KUNIT=1 modules \
 	>"$w/kunit.log" 2>&1; then
 	pass "$kname: build ip_vs_maglev.ko with its KUnit suites"
 	cp "$w/src-kunit/ip_vs_maglev.ko" "$w/root/maglev/kunit/"
@@ -140,7 +211,8 @@ else
 	tail -n 30 "$w/kunit.log"
 fi
 
-if make -C "$TOP" BUILD="$w/tools" tools guest-tools >"$w/tools.log" 2>&1; then
+if make -C "$TOP" BUILD="$w/tools" ${I386_TOOLS:+"${I386_TOOLS[@]}"} tools guest-tools \
+	>"$w/tools.log" 2>&1; then
 	find "$w/tools" -maxdepth 1 -type f -perm -u+x \
 		-exec cp {} "$w/root/maglev/bin/" \;
 	[ -f "$w/tools/maglev-sim" ] && cp "$w/tools/maglev-sim" "$w/root/maglev/"
@@ -160,7 +232,10 @@ fi
 # "# debug-kernel: yes" (the stress, failure-injection, teardown, unload,
 # hardening and shared-table tests; docs/testing.md), the default
 # kernel all of them.
-read -ra globs <<<"${GUEST_TESTS:-[0-9]*}"
+# On Debian's kernels (KSTOCK) the tests are tests/manifest's alone.
+globs_in=${GUEST_TESTS:-[0-9]*}
+[ -n "${KSTOCK:-}" ] && [ -z "${GUEST_TESTS:-}" ] && globs_in=$m_guest
+read -ra globs <<<"$globs_in"
 for g in "${globs[@]}"; do
 for t in "$TOP"/tests/guest/$g.sh; do
 	[ -f "$t" ] || continue
@@ -172,6 +247,29 @@ for t in "$TOP"/tests/guest/$g.sh; do
 done
 done
 
+# The run against tests/manifest: every test it lists for this kernel is
+# among those chosen, and every one chosen is listed.
+if [ -n "${GUEST_TESTS:-}" ] || [ "$KUNIT_SUITES" != "$m_kunit" ]; then
+	skip "$kname: tests/manifest's $mkernel tests and suites not all run (GUEST_TESTS='${GUEST_TESTS:-}' KUNIT_SUITES='$KUNIT_SUITES' chose a subset)"
+else
+	chosen=" ${tests[*]%.sh} "
+	bad=
+	for t in $m_guest; do
+		case $chosen in
+		*" $t "*) ;;
+		*) fail "$kname: $t: tests/manifest lists it for $mkernel, but no such test was chosen (renamed, deleted, or its header lost?)"; bad=1 ;;
+		esac
+	done
+	for t in "${tests[@]}"; do
+		case " $m_guest " in
+		*" ${t%.sh} "*) ;;
+		*) fail "$kname: ${t%.sh}: chosen for $mkernel, but tests/manifest does not list it"; bad=1 ;;
+		esac
+	done
+	[ -n "$bad" ] ||
+		pass "$kname: the $(wc -w <<<"$m_guest") guest tests tests/manifest lists for $mkernel are the ones chosen"
+fi
+
 # The MH_COMPAT build (ip_vs_mh.ko) in /maglev/mh/, for the tests marked
 # "# mh-compat: yes" (23: its load fails on this kernel, whose mh is built
 # in, and must leave nothing behind).
@@ -179,7 +277,7 @@ for t in "${tests[@]}"; do
 	grep -q '^# mh-compat: yes$' "$TOP/tests/guest/$t" || continue
 	stage_sources "$w/src-mh"
 	mkdir -p "$w/root/maglev/mh"
-	if stock_build "$kdir" "$w/src-mh" MH_COMPAT=1 modules >"$w/mh.log" 2>&1; then
+	if stock_build "$kdir" "$w/src-mh" "${karch[@]}" MH_COMPAT=1 modules >"$w/mh.log" 2>&1; then
 		cp "$w/src-mh/ip_vs_mh.ko" "$w/root/maglev/mh/"
 	else
 		fail "$kname: build ip_vs_mh.ko with MH_COMPAT=1 (see $w/mh.log)"
@@ -204,7 +302,7 @@ for t in "${tests[@]}"; do
 			die "$t: module-build: '$v' is not NAME=VALUE"
 	done
 	stage_sources "$w/src-$n"
-	if stock_build "$kdir" "$w/src-$n" W=1 "${mvars[@]}" modules \
+	if stock_build "$kdir" "$w/src-$n" "${karch[@]}" W=1 "${mvars[@]}" modules \
 		>"$w/build-$n.log" 2>&1 &&
 	   ! w1_warnings "$w/build-$n.log" "$w/src-$n"; then
 		mkdir -p "$w/root/maglev/build/$n"
@@ -237,7 +335,7 @@ for t in "${tests[@]}"; do
 			mkdir -p "$od/src"
 			if ! git -C "$TOP" rev-parse -q --verify "$c^{commit}" >/dev/null ||
 			   ! git -C "$TOP" archive --format=tar "$c" | tar -C "$od/src" -xf - ||
-			   ! stock_build "$kdir" "$od/src" modules >"$od/build.log" 2>&1 ||
+			   ! stock_build "$kdir" "$od/src" "${karch[@]}" modules >"$od/build.log" 2>&1 ||
 			   [ ! -f "$od/src/ip_vs_maglev.ko" ]; then
 				fail "$kname: build ip_vs_maglev.ko of commit $c for $t (see $od/build.log; git history needed)"
 				tail -n 20 "$od/build.log" 2>/dev/null || true
@@ -253,10 +351,13 @@ done
 
 # nft (Debian's nftables, its libraries copied by mkinitramfs.sh) marks
 # packets for the fwmark services (28); the test kernel has nf_tables
-# (kconfig/default.config).
-need_pkgs nftables
-mkdir -p "$w/root/usr/sbin"
-cp /usr/sbin/nft "$w/root/usr/sbin/"
+# (kconfig/default.config). Not in the 32-bit guest: this machine's nft
+# is a 64-bit program.
+if [ -z "${karch[*]}" ]; then
+	need_pkgs nftables
+	mkdir -p "$w/root/usr/sbin"
+	cp /usr/sbin/nft "$w/root/usr/sbin/"
+fi
 
 if [ -n "${KSTOCK:-}" ] &&
    ! stock_modules "$STOCK_ROOT" "$kver" "$w/root/maglev" "${STOCK_MODS[@]}"; then
@@ -283,7 +384,10 @@ run_boot() {
 }
 
 labels=()
-[ -n "${KSTOCK:-}" ] || run_boot kunit maglev.job=kunit
+# What every boot must show (guest-init.sh, check_boot).
+bootarg=()
+[ -z "$m_boot" ] || bootarg=("maglev.boot=${m_boot// /,}")
+[ -n "${KSTOCK:-}" ] || run_boot kunit maglev.job=kunit "${bootarg[@]}"
 if [ ${#tests[@]} -eq 0 ]; then
 	fail "guest: no tests in tests/guest/"
 elif [ "$built" -eq 0 ]; then
@@ -303,21 +407,23 @@ else
 		QEMU_TIMEOUT=${QEMU_TIMEOUT_SET:-$((tmo * 2 + 30))} \
 			run_boot "guest/${t%.sh}" "maglev.job=test:$t" \
 			"maglev.timeout=$tmo" "maglev.stress=$STRESS_SECONDS" \
-			${GUEST_ENV:+"maglev.env=$GUEST_ENV"} "${kargs[@]}"
+			${GUEST_ENV:+"maglev.env=$GUEST_ENV"} "${bootarg[@]}" "${kargs[@]}"
 	done
 fi
 wait
 if [ -z "${KSTOCK:-}" ]; then
 	before=$PASSED
-	vm_judge kunit "$w" "$KUNIT_SUITES"
+	vm_judge kunit "$w" "$KUNIT_SUITES" $kunit_exact
 	# Which Linux KUnit ran on, for check.sh's list of the platforms.
-	if [ "${KSOURCE:-6.12}" != 6.12 ] && [ "$PASSED" -gt "$before" ]; then
+	if [ "${KSOURCE:-6.12}" != 6.12 ] || [ -n "${karch[*]}" ] &&
+	   [ "$PASSED" -gt "$before" ]; then
 		kver=$(make -s -C "$kdir" kernelversion)
-		echo "TESTED: linux-$kver: KUnit on Linux $kver ($KFLAVOUR test kernel): $((PASSED - before)) passed"
+		arch=${KARCH:-x86_64}
+		echo "TESTED: linux-$kver${karch[*]:+-$arch}: KUnit on Linux $kver ($KFLAVOUR test kernel, $arch): $((PASSED - before)) passed"
 	fi
 fi
 for l in "${labels[@]}"; do
-	vm_judge "$l" "$w" ""
+	vm_judge "$l" "$w" "" finish=1
 	# The guest ran the kernel meant: Debian's package, not another.
 	if [ -n "${KSTOCK:-}" ] &&
 	   ! tr -d '\r' <"$w/${l//\//-}.results" | grep -qxF "@@ UNAME $kver"; then

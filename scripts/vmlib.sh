@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Booting a guest and judging the result. Source after lib.sh.
 
-# Console lines that mean the kernel found a bug.
+# Console lines that mean the kernel found a bug (KCSAN's reports start
+# "BUG: KCSAN: data-race in"; its boot line names CONFIG_KCSAN_STRICT).
 KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
 # Result lines not worth repeating when something failed.
 QUIET_RE='^(@@ |PASS: )|^ *(ok [0-9]|KTAP version|1\.\.[0-9]|# Subtest:|# .*: pass:[0-9]+ fail:0 |# Totals:)'
@@ -34,16 +35,19 @@ vm_run() {
 		>"$base.status"
 }
 
-# vm_judge LABEL LOGDIR WANT_SUITES: the PASS/FAIL lines of vm_run's boot.
+# vm_judge LABEL LOGDIR WANT_SUITES [VAR=VALUE...]: the PASS/FAIL lines of
+# vm_run's boot; VAR=VALUE... are results.awk's (finish=1, exact=1).
 vm_judge() {
-	local label=$1 logs=$2 want=$3
+	local label=$1 logs=$2 want=$3 v vars=()
+	shift 3
+	for v in "$@"; do vars+=(-v "$v"); done
 	local base="$logs/${label//\//-}" before=$FAILED rc=1 secs=0 cpu=0 tmo=0
 	local con="$base.console" res="$base.results" taint bad
 	[ -f "$base.status" ] && read -r rc secs cpu tmo <"$base.status"
 	[ -s "$base.harness" ] && cat "$base.harness" >&2
 	[ "$rc" -eq 124 ] && fail "$label: QEMU timed out after ${tmo}s"
 	touch "$con" "$res"
-	tally < <(awk -v label="$label" -v want="$want" \
+	tally < <(awk -v label="$label" -v want="$want" "${vars[@]}" \
 		-f "$TOP/scripts/results.awk" "$res")
 
 	bad=$(tr -d '\r' <"$con" | grep -E -m 1 -- "$KERNEL_BUG_RE" || true)
@@ -69,6 +73,16 @@ vm_judge() {
 		tr -d '\r' <"$con" | tail -n 30 | sed 's/^/| /'
 	fi
 	echo "----"
+}
+
+# manifest KERNEL WHAT: the names tests/manifest lists for KERNEL and WHAT
+# (kunit, guest, boot), one line, space-separated; fails if it lists none.
+manifest() {
+	local f=$TOP/tests/manifest
+	[ -f "$f" ] || { log "no $f"; return 1; }
+	awk -v k="$1" -v w="$2" '!/^#/ && $1 == k && $2 == w {
+		for (i = 3; i <= NF; i++) { printf "%s%s", sep, $i; sep = " " } }
+		END { if (sep != "") print ""; else exit 1 }' "$f"
 }
 
 # bench_boot W KDIR JOB [KERNEL ARGS...]: boot the test kernel in KDIR once

@@ -503,16 +503,30 @@ static void test_errors_leave_table(void)
 	      maglev_ref_digest(s.t, s.b, 3) == digest, "table changed on error");
 	set_free(&s);
 
-	/* One backend more than a table can index, in a table big enough. */
+	/*
+	 * One backend more than a table can index, in a table big enough
+	 * that already serves three: refused with a reason, and the table
+	 * built before is the one that still serves.
+	 */
 	set_init(&s, 65537, MAGLEV_MAX_BACKENDS + 1);
-	for (i = 0; i < s.n; i++) {
+	for (i = 0; i < MAGLEV_MAX_BACKENDS + 1; i++) {
 		name_ip(&s.b[i], i);
 		s.b[i].weight = 1;
 	}
+	s.n = 3;
+	check(!build(&s), "build of 3 backends at 65537");
+	digest = s.t->digest;
+	check(maglev_ref_digest(s.t, s.b, 3) == digest,
+	      "the 3-backend table is the reference fill");
 	why = NULL;
-	check(maglev_build(s.t, 65537, s.b, s.n, s.work, NULL, &why) == -E2BIG &&
+	check(maglev_build(s.t, 65537, s.b, MAGLEV_MAX_BACKENDS + 1, s.work,
+			   NULL, &why) == -E2BIG &&
 	      why && strstr(why, "too many backends"),
-	      "%u backends refused with a reason", s.n);
+	      "%u backends refused with a reason", MAGLEV_MAX_BACKENDS + 1);
+	check(s.t->digest == digest && s.t->size == 65537 &&
+	      maglev_ref_digest(s.t, s.b, 3) == digest,
+	      "more than %u backends: the old table serves, unchanged",
+	      MAGLEV_MAX_BACKENDS);
 	set_free(&s);
 }
 

@@ -192,6 +192,34 @@ else
 	cat "$log"
 	fail=$((fail + 1))
 fi
+# docs/bad-input.md: a row's quoted check must be a check of the test
+# named, not any text of it (here: an info line).
+sed -i 's|-->80 s<!--|-->81 s<!--|' "$dt/README.md"
+mkdir -p "$dt/tests/guest"
+printf '#!/bin/sh\n# a comment: drops the key\ninfo "the key was dropped"\nexpect_eq "the key is unchanged" 1 1\nfinish\n' \
+	>"$dt/tests/guest/01-x.sh"
+printf '# Bad input\n\n| input | what happens | tested by |\n|---|---|---|\n| a key | dropped | guest 01 ("the key is unchanged") |\n' \
+	>"$dt/docs/bad-input.md"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "PASS: doc-check passes a bad-input row quoting a check of its test"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a right bad-input row:"
+	grep '^FAIL' "$log"
+	fail=$((fail + 1))
+fi
+sed -i 's|"the key is unchanged"|"the key was dropped"|' "$dt/docs/bad-input.md"
+if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+	echo "FAIL: doc-check passes a bad-input row quoting a text that is no check"
+	fail=$((fail + 1))
+elif grep -q '^FAIL: docs: docs/bad-input.md:5: guest 01: "the key was dropped" is in tests/guest/01-x.sh, but not in a check' "$log"; then
+	echo "PASS: doc-check fails on a bad-input row quoting a text that is no check"
+	pass=$((pass + 1))
+else
+	echo "FAIL: doc-check fails a bad-input row without naming it:"
+	cat "$log"
+	fail=$((fail + 1))
+fi
 rm -rf "$dt"
 
 echo "== kernel state check self-test (kernel_state_check in scripts/lib.sh)"

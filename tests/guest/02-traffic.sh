@@ -4,7 +4,8 @@
 # real servers in their own namespaces, by NAT and by direct routing, IPv4
 # and IPv6. For every flow the destination IPVS chose (ipvsadm -Lcn) is the
 # one maglev-sim's LOOKUP_ADDR predicts, the flows per destination match
-# the slot shares, and the real servers receive the datagrams.
+# the weights (1, 2, 3 on the first service), and the real servers
+# receive the datagrams.
 . "${0%/*}/lib.sh"
 
 setup_net 3
@@ -67,7 +68,7 @@ info "$S: $(wc -l <"$T/f.nat") flows sent"
 predict "$T/f.nat" "$T/s.nat" 1 >"$T/p.nat"
 compare_choices "$S NAT flag-2" "$T/f.nat" "$T/p.nat" $V 80
 conns $V 80 >"$T/c.nat"
-check_shares "$S NAT flag-2" "$S" "$T/c.nat"
+check_shares "$S NAT flag-2" "$S" "$T/c.nat" "$T/s.nat"
 check_rx "$S NAT" "$T/rx.before" "$T/c.nat"
 
 # --- IPv4 direct routing, address hashing only -------------------------------
@@ -95,8 +96,20 @@ same=$(awk '{ d[$1] = d[$1] " " $3 } END {
 		for (i = 2; i <= n; i++) if (x[i] != x[1]) bad++ }
 	print bad + 0 }' "$T/c.dr")
 expect_eq "$S DR: all ports of one client address go to one dest" "$same" 0
-check_shares "$S DR" "$S" "$T/c.dr"
+check_shares "$S DR" "$S" "$T/c.dr" "$T/s.dr"
 check_rx "$S DR" "$T/rx.before" "$T/c.dr"
+
+# flag-3 alone is ignored: address hashing only, as without flags (new
+# source ports: IPVS keeps the old flows' connections). Guest 29 checks
+# flag-3 beside flag-2.
+run ipvsadm -E -u $V:81 -s maglev -b flag-3
+expect_eq "$S: flags flag-3 in /proc" "$(svc_field "$S" flags)" 0x20
+check_sim "$S flag-3: flag-3 is ignored, the table" "$S" "$T/s.dr"
+# shellcheck disable=SC2086
+flows $V 81 31000 3 $addrs $more >"$T/f.dr3"
+predict "$T/f.dr3" "$T/s.dr" 0 >"$T/p.dr3"
+compare_choices "$S flag-3: flag-3 is ignored" "$T/f.dr3" "$T/p.dr3" $V 81
+run ipvsadm -E -u $V:81 -s maglev
 
 # --- IPv6 NAT, port hashing --------------------------------------------------
 V6=fd00::1
@@ -116,7 +129,7 @@ flows $V6 80 40000 $nport $addrs6 >"$T/f.6"
 predict "$T/f.6" "$T/s.6" 1 >"$T/p.6"
 compare_choices "$S NAT flag-2" "$T/f.6" "$T/p.6" $V6 80
 conns $V6 80 >"$T/c.6"
-check_shares "$S NAT flag-2" "$S" "$T/c.6"
+check_shares "$S NAT flag-2" "$S" "$T/c.6" "$T/s.6"
 check_rx "$S NAT" "$T/rx.before" "$T/c.6"
 
 if dmesg | grep -q 'no destination available'; then

@@ -13,6 +13,7 @@
 #    maglev-sim's.
 # The harness fails the test on any kernel report (KASAN, lockdep, ...).
 # guest-timeout: 300
+# kcsan-kernel: yes
 # debug-kernel: yes
 . "${0%/*}/lib.sh"
 

@@ -13,7 +13,9 @@
 #   - create and delete whole services (TCP, UDP, IPv6, fwmark v4 and v6)
 #   - create and delete network namespaces holding a maglev service with
 #     traffic of their own
-#   - read /proc/net/ip_vs_maglev in a tight loop
+#   - read /proc/net/ip_vs_maglev in a tight loop, checking that every
+#     table it shows with a weighted server is complete (its dests' slots
+#     add up to its size)
 #   - with failslab (debug kernel), fail allocations of the kmalloc caches
 #     small tables come from, one second in three
 # Afterwards the services are given a known configuration: every flow is
@@ -22,6 +24,7 @@
 # reports on the console and kmemleak are judged by the harness.
 #
 # guest-timeout: 180+stress
+# kcsan-kernel: yes
 # debug-kernel: yes
 . "${0%/*}/lib.sh"
 
@@ -267,21 +270,50 @@ netns_loop() {
 	stress_count netns_flows "$_f"
 }
 
+# proc_loop: read /proc in a tight loop. The namespace line comes first;
+# every dest line follows a service line; every service line has the
+# fields up to the digest. And every table is complete: where a table has
+# a server with a weight, its dest lines' slots add up to its size (each
+# slot names one of them), checked on every table each read shows, while
+# the load changes them ($T/table.bad, the counter tables_checked).
 proc_loop() {
-	_n=0
+	_n=0 _t=0
 	while running; do
-		# The namespace line comes first; every dest line follows a
-		# service line; every service line has the fields up to the
-		# digest.
-		awk '$1 == "namespace" { if (NR != 1 || NF < 11) bad = 1; next }
-			$1 == "service" { on = 1; if (NF < 23) bad = 1; next }
-			$1 == "dest" { if (!on || NF < 6) bad = 1; next }
-			{ bad = 1 }
-			END { exit bad }' $PROC ||
+		_r=$(awk 'function done_svc() {
+				if (on && w && sum != size) {
+					print "incomplete: " svc " size " size \
+						", its dests have " sum " slots" >> bad
+				}
+				if (on && w)
+					checked++
+			}
+			$1 == "namespace" { if (NR != 1 || NF < 11) form = 1; next }
+			$1 == "service" {
+				done_svc()
+				on = 1; w = 0; sum = 0; size = -1; svc = $2 " " $3
+				for (i = 4; i < NF; i += 2)
+					if ($i == "size")
+						size = $(i + 1)
+				if (NF < 23 || size < 0) form = 1
+				next
+			}
+			$1 == "dest" {
+				if (!on || NF < 6) form = 1
+				for (i = 3; i < NF; i += 2) {
+					if ($i == "weight" && $(i + 1) > 0) w = 1
+					if ($i == "slots") sum += $(i + 1)
+				}
+				next
+			}
+			{ form = 1 }
+			END { done_svc(); print checked + 0; exit form }' \
+			bad="$T/table.bad" $PROC) ||
 			echo "malformed /proc read" >>"$T/proc.bad"
+		_t=$((_t + ${_r:-0}))
 		_n=$((_n + 1))
 	done
 	stress_count proc_reads "$_n"
+	stress_count tables_checked "$_t"
 }
 
 udp_loop() {
@@ -436,6 +468,13 @@ if [ -s "$T/proc.bad" ]; then
 	fail "/proc: $(wc -l <"$T/proc.bad") malformed reads under load"
 else
 	pass "/proc: $(stress_get proc_reads) reads under load, all well formed"
+fi
+if [ -s "$T/table.bad" ]; then
+	fail "every table is complete under load: $(wc -l <"$T/table.bad") of $(stress_get tables_checked) were not: $(sort -u "$T/table.bad" | head -n 3 | tr '\n' ';')"
+elif [ "$(stress_get tables_checked)" -gt 0 ]; then
+	pass "every table is complete under load: the slots of all $(stress_get tables_checked) tables /proc showed with a weighted server added up to their size"
+else
+	fail "every table is complete under load: /proc showed no table with a weighted server to check"
 fi
 
 # --- afterwards: a known configuration, checked end to end --------------------

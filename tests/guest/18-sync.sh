@@ -37,6 +37,7 @@
 # different flags at the end. The captures are printed ("# capture").
 #
 # guest-timeout: 300
+# kcsan-kernel: yes
 . "${0%/*}/lib.sh"
 
 tstart=$(date +%s)
@@ -325,14 +326,22 @@ for lb in $LBS; do nsx "$lb" sysctl -qw net.ipv4.vs.sloppy_tcp=1; done
 # --- fleet check: pending, flags ---------------------------------------------------------
 
 # A long hold-off keeps lb1's next build waiting: its line shows pending 1.
+# Up to three tries (a slow guest may read /proc after the hold-off); a
+# run that never caught it pending says so in a SKIP line.
 ns_sysctl lb1 maglev_holdoff_ms 3000 || fail "lb1: maglev_holdoff_ms 3000"
-nsx lb1 ipvsadm -e -t $VIP:86 -r 10.2.0.3:86 -g -w 3
-nsx lb1 ipvsadm -e -t $VIP:86 -r 10.2.0.3:86 -g -w 2
-fleet_capture pending "$LBS"
+try=0
+while [ $try -lt 3 ]; do
+	try=$((try + 1))
+	nsx lb1 ipvsadm -e -t $VIP:86 -r 10.2.0.3:86 -g -w 3
+	nsx lb1 ipvsadm -e -t $VIP:86 -r 10.2.0.3:86 -g -w 2
+	fleet_capture pending "$LBS"
+	grep -q ' pending 1 ' "$T/cap.pending.lb1" && break
+	wait_caught_up lb1 20
+done
 if grep -q ' pending 1 ' "$T/cap.pending.lb1"; then
 	fleet_check "lb1 pending" 3 pending "$LBS" '^PENDING'
 else
-	info "lb1's table was not pending when read; no pending check"
+	skip "lb1's table was never pending when read (3 tries, hold-off 3 s): maglev-fleet check's PENDING verdict not tested"
 fi
 ns_sysctl lb1 maglev_holdoff_ms 50 || fail "lb1: maglev_holdoff_ms 50"
 wait_caught_up lb1 20

@@ -36,6 +36,7 @@
 # (SHARE_SERVICES in the thousands), and only prints the figures.
 #
 # guest-timeout: 300
+# kcsan-kernel: yes
 # debug-kernel: yes
 . "${0%/*}/lib.sh"
 

@@ -6,7 +6,8 @@
 # loaded), MAGLEV_SIM (maglev-sim), MAGLEV_DIR. Every check prints one
 # "PASS: text" or "FAIL: text" line, or "SKIP: text" for one that cannot
 # run on this kernel (counted and reported by make check, not a failure);
-# finish exits 1 if any check failed, also in a subshell.
+# a test ends with finish, which exits 1 if any check failed, also in a
+# subshell.
 
 MAGLEV_KO=${MAGLEV_KO:-/maglev/ip_vs_maglev.ko}
 MAGLEV_SIM=${MAGLEV_SIM:-/maglev/maglev-sim}
@@ -50,7 +51,11 @@ expect_eq() {
 	fi
 }
 
+# finish: the end of a test. It says so ("@@ FINISH": a test that exits
+# any other way, early or on a shell error, fails in scripts/results.awk)
+# and exits 1 if any check failed.
 finish() {
+	echo "@@ FINISH"
 	[ "$NFAIL" -eq 0 ] && [ ! -e "$T/failed" ]
 	exit
 }
@@ -431,11 +436,21 @@ compare_choices() {
 	fi
 }
 
-# check_shares TEXT SERVICE CONNS: per-dest connection counts in CONNS
-# ("ADDR PORT DEST") are within 5 sigma of the slot shares in /proc
-# (binomial; busybox awk has no sqrt, so squares are compared).
+# check_shares TEXT SERVICE CONNS [SIM]: per-dest connection counts in
+# CONNS ("ADDR PORT DEST") are within 5 sigma of the slot shares in /proc
+# or, with SIM (maglev-sim commands: ADD_NODE, WEIGHT, REMOVE_NODE), of
+# the weights the test gave, which the table is to follow (binomial;
+# busybox awk has no sqrt, so squares are compared).
 check_shares() {
-	svc_dests "$2" >"$T/shares"
+	if [ -n "${4:-}" ]; then
+		awk '$1 == "ADD_NODE" || $1 == "WEIGHT" { w[$2] = $3 }
+			$1 == "REMOVE_NODE" { delete w[$2] }
+			END { for (d in w) print d, 0, w[d] }' "$4" >"$T/shares"
+		_of=weights
+	else
+		svc_dests "$2" >"$T/shares"
+		_of="slot shares"
+	fi
 	_res=$(awk 'NR == FNR { s[$1] = $3; tot += $3; next }
 		{ c[$3]++; n++ }
 		END {
@@ -454,8 +469,8 @@ check_shares() {
 			print (bad ? "BAD" : "OK")
 		}' "$T/shares" "$3")
 	case $_res in
-	*OK) pass "$1: flows per dest match slot shares ($_res)" ;;
-	*) fail "$1: flows per dest do not match slot shares ($_res)" ;;
+	*OK) pass "$1: flows per dest match the $_of ($_res)" ;;
+	*) fail "$1: flows per dest do not match the $_of ($_res)" ;;
 	esac
 }
 

@@ -67,6 +67,7 @@ need_pkgs "${CHECK_PKGS[@]}"
 w=$(work_dir .)
 : >"$w/failures"
 : >"$w/skips"
+: >"$w/notes"
 total_pass=0
 total_fail=0
 total_skip=0
@@ -180,6 +181,7 @@ count_step() {
 	fi
 	grep '^FAIL' "$log" | sed "s/^/[$step] /" >>"$w/failures" || true
 	grep '^SKIP' "$log" | sed "s/^/[$step] /" >>"$w/skips" || true
+	grep '^NOTE' "$log" | sed "s/^/[$step] /" >>"$w/notes" || true
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	total_skip=$((total_skip + s))
@@ -271,6 +273,10 @@ grep -h -E '^(PASS|TESTED): (newest: linux-(source|image)|linux-[0-9][^:]*: (tes
 if [ -s "$w/skips" ]; then
 	echo "=== skipped (not run here, not failures):"
 	cat "$w/skips"
+fi
+if [ -s "$w/notes" ]; then
+	echo "=== noted (the kernel's own, not failures):"
+	sort -u "$w/notes"
 fi
 if [ -s "$w/failures" ]; then
 	echo "=== failures:"

@@ -3,6 +3,8 @@
 
 # Console lines that mean the kernel found a bug (KCSAN's reports start
 # "BUG: KCSAN: data-race in"; its boot line names CONFIG_KCSAN_STRICT).
+# KCSAN's reports of races with no frame of IPVS or the module are taken
+# out first (scripts/kcsan-split.awk) and listed as NOTE lines.
 KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
 # Result lines not worth repeating when something failed.
 QUIET_RE='^(@@ |PASS: )|^ *(ok [0-9]|KTAP version|1\.\.[0-9]|# Subtest:|# .*: pass:[0-9]+ fail:0 |# Totals:)'
@@ -50,7 +52,15 @@ vm_judge() {
 	tally < <(awk -v label="$label" -v want="$want" "${vars[@]}" \
 		-f "$TOP/scripts/results.awk" "$res")
 
-	bad=$(tr -d '\r' <"$con" | grep -E -m 1 -- "$KERNEL_BUG_RE" || true)
+	local ours="$base.console-ours" theirs="$base.kcsan-kernel" t
+	rm -f "$theirs"
+	awk -v foreign="$theirs" -f "$TOP/scripts/kcsan-split.awk" "$con" >"$ours"
+	if [ -s "$theirs" ]; then
+		while IFS= read -r t; do
+			echo "NOTE: $label: KCSAN: the kernel's own, no frame of IPVS or the module: $t"
+		done <"$theirs"
+	fi
+	bad=$(grep -E -m 1 -- "$KERNEL_BUG_RE" "$ours" || true)
 	[ -n "$bad" ] && fail "$label: kernel reported: $bad"
 	taint=$(tr -d '\r' <"$res" | sed -n 's/^@@ TAINT //p')
 	if [ -z "$bad" ] && [ -n "$taint" ] &&
@@ -66,7 +76,7 @@ vm_judge() {
 			print "| ... " NR - 150 " more lines" }'
 	if [ -n "$bad" ]; then
 		echo "---- $label: console from the first kernel report ----"
-		tr -d '\r' <"$con" | grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE" |
+		grep -E -m 1 -A 40 -- "$KERNEL_BUG_RE" "$ours" |
 			sed 's/^/| /'
 	elif ! grep -q '^@@ DONE' "$res"; then
 		echo "---- $label: console tail ----"

@@ -140,10 +140,22 @@ send_round() {
 
 # ---- report ----
 
-# Tables are built asynchronously: wait until no service shows "pending 1".
+# Tables are built asynchronously, and a replaced table is freed a grace
+# period after its last service left it: wait until no service shows
+# "pending 1" and the namespace's "tables" counts only the tables in use
+# (the distinct "table" numbers of its services), so that each act shows
+# the state it settled in.
+settled() {
+	awk '$1 == "namespace" { for (i = 2; i < NF; i++) if ($i == "tables") t = $(i + 1) }
+	$1 == "service" { for (i = 2; i < NF; i++) {
+		if ($i == "pending" && $(i + 1) != 0) p = 1
+		if ($i == "table" && $(i + 1) != 0) u[$(i + 1)] = 1 } }
+	END { n = 0; for (k in u) n++; exit !(p == 0 && t + 0 == n) }' \
+		/proc/net/ip_vs_maglev
+}
 caught_up() {
 	_n=0
-	while grep -q ' pending 1 ' /proc/net/ip_vs_maglev && [ $_n -lt 600 ]; do
+	while ! settled && [ $_n -lt 600 ]; do
 		sleep 0.1
 		_n=$((_n + 1))
 	done

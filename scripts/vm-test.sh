@@ -367,9 +367,9 @@ fi
 "$TOP/scripts/mkinitramfs.sh" "$w/initramfs.cpio" "$w/root"
 
 # The boots run GUEST_LANES at a time (default 1; qemu-run.sh's guest
-# slots decide how many of all make check's guests run at once; two lanes
-# of one step made make check no shorter, only its guests wait longer for
-# a slot), and are judged in order when all have ended. Each boot is its
+# slots decide how many of all make check's guests run at once; make
+# check gives the default kernel's step two, scripts/check.sh), and are
+# judged in order when all have ended. Each boot is its
 # own guest: the lanes share nothing but the host.
 GUEST_LANES=${GUEST_LANES:-1}
 case $GUEST_LANES in ''|*[!0-9]*|0) die "GUEST_LANES must be a positive number" ;; esac

@@ -45,8 +45,11 @@
 # no rr and mh sets to compare with (SHARE_COMPARE=0), it leaves out the
 # fairness check d (SHARE_BUSY=0), and it makes half the services (48) and
 # half of e's rounds of changes (10, two of them deleting and re-making a
-# service): every process costs a quarter of a second there.
-if [ -e /sys/kernel/debug/kmemleak ]; then
+# service): every process costs a quarter of a second there. The kcsan
+# kernel, which looks for races of the tables' sharing and lifetimes, runs
+# the same set: its memory figures and the fairness check's timing are
+# the default kernel's to measure.
+if [ -e /sys/kernel/debug/kmemleak ] || [ -e /sys/kernel/debug/kcsan ]; then
 	SHARE_SERVICES=${SHARE_SERVICES:-48}
 	SHARE_BUSY=${SHARE_BUSY:-0}
 	SHARE_COMPARE=${SHARE_COMPARE:-0}

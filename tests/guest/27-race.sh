@@ -26,7 +26,8 @@
 # catches up (pending 0) and its digest and slot counts equal maglev-sim's
 # for the final servers. The harness fails it on any kernel report
 # (refcount, KASAN on the debug kernel). Rounds are bounded in number
-# (RACE_ROUNDS, 8; 4 on the debug kernel, which runs b and c only) and in
+# (RACE_ROUNDS, 4: on the tree that walked IPVS's list, a and c failed 26
+# of 28 rounds; the debug kernel runs b and c only) and in
 # time (RACE_SECONDS a case); RACE_CASES picks cases. Prints per round
 # when the batch went and what the kernel logged (most kinds of kernel
 # report are printed once a boot: a later round's may go unseen).
@@ -39,7 +40,7 @@
 DELAY_MS=$(sed -n 's/^# module-build:.*MAGLEV_TEST_DELAY_MS=\([0-9][0-9]*\).*/\1/p' "$0" |
 	head -n 1)
 N=${RACE_N:-30}
-ROUNDS=${RACE_ROUNDS:-8}
+ROUNDS=${RACE_ROUNDS:-4}
 CASE_SECONDS=${RACE_SECONDS:-60}
 # RACE_CASES: the cases to run (GUEST_ENV="RACE_CASES=b" for one).
 CASES=${RACE_CASES:-a b c}
@@ -47,9 +48,8 @@ CASES=${RACE_CASES:-a b c}
 # 10 times slower: from the weight change to the batch its process starts
 # take 1.5 s, more than the read of the list (1.2 s), so a's batch never
 # meets the read it aims at (no failure in 8 rounds there). It runs b
-# and c, four rounds each.
+# and c.
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	ROUNDS=${RACE_ROUNDS:-4}
 	CASE_SECONDS=${RACE_SECONDS:-240}
 	CASES=${RACE_CASES:-b c}
 fi

@@ -146,7 +146,19 @@ fi
 case $SUITE in
 bookworm)
 	L=fresh
-	SOURCES=/etc/apt/sources.list.d/debian.sources
+	# This machine's own sources: Debian 12's cloud images have
+	# debian.sources, an installed system sources.list, an mmdebstrap
+	# root 0000debian.sources.
+	SOURCES=
+	for f in /etc/apt/sources.list.d/debian.sources \
+		 /etc/apt/sources.list.d/*.sources /etc/apt/sources.list; do
+		if [ -s "$f" ] && grep -q '^[^#[:space:]]' "$f"; then
+			SOURCES=$f
+			break
+		fi
+	done
+	[ -n "$SOURCES" ] ||
+		die "no apt sources on this machine (/etc/apt/sources.list, /etc/apt/sources.list.d/*.sources)"
 	LISTS=/var/lib/apt/lists
 	ARCHIVES=/var/cache/apt/archives ;;
 trixie)

@@ -149,6 +149,32 @@ rc=${PIPESTATUS[0]}
 count "$log" "make compare" "$rc"
 
 echo "== doc checker self-test (scripts/doc-check.sh on a small tree)"
+# doc_passes WHAT: doc-check passes the tree $dt (a right WHAT).
+doc_passes() {
+	if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+		echo "PASS: doc-check passes $1"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: doc-check fails $1:"
+		grep '^FAIL' "$log"
+		fail=$((fail + 1))
+	fi
+}
+# doc_fails WHAT LINE: doc-check fails $dt with a FAIL line matching LINE
+# (a grep pattern after "FAIL: docs: ").
+doc_fails() {
+	if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
+		echo "FAIL: doc-check passes $1"
+		fail=$((fail + 1))
+	elif grep -q "^FAIL: docs: $2" "$log"; then
+		echo "PASS: doc-check fails on $1"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: doc-check fails $1 without naming it:"
+		cat "$log"
+		fail=$((fail + 1))
+	fi
+}
 # A tree whose docs are right passes; the same with a dead link fails.
 dt=$(mktemp -d)
 mkdir -p "$dt/docs" "$dt/scripts"
@@ -157,41 +183,15 @@ printf '.PHONY: all help\nall:\nhelp:\n\t@echo "  make [all]  build"\n\t@echo " 
 printf '# T\n\n## Part one\n\nSee [one](docs/one.md#more), `make all`, `scripts/x.sh`.\n' >"$dt/README.md"
 printf '# One\n\n## More\n\nBack to [the top](../README.md#part-one).\n' >"$dt/docs/one.md"
 : >"$dt/scripts/x.sh"
-if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
-	echo "PASS: doc-check passes a right tree"
-	pass=$((pass + 1))
-else
-	echo "FAIL: doc-check fails a right tree:"
-	grep '^FAIL' "$log"
-	fail=$((fail + 1))
-fi
+doc_passes "a right tree"
 sed -i 's|docs/one.md#more|docs/two.md|' "$dt/README.md"
-if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
-	echo "FAIL: doc-check passes a dead link"
-	fail=$((fail + 1))
-elif grep -q '^FAIL: docs: README.md:5: link docs/two.md: no such file' "$log"; then
-	echo "PASS: doc-check fails on a dead link"
-	pass=$((pass + 1))
-else
-	echo "FAIL: doc-check fails a dead link without naming it:"
-	cat "$log"
-	fail=$((fail + 1))
-fi
+doc_fails "a dead link" 'README.md:5: link docs/two.md: no such file'
 # A figure quoted differently from docs/testing.md's table fails too.
 sed -i 's|docs/two.md|docs/one.md#more|' "$dt/README.md"
 printf '# Testing\n\n## Current figures\n\n| figure | value | how |\n|---|---|---|\n| demo from nothing | 81 s | a run |\n' >"$dt/docs/testing.md"
 printf '\nIt took <!-- figure: demo from nothing -->80 s<!-- /figure -->.\n' >>"$dt/README.md"
-if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
-	echo "FAIL: doc-check passes a figure two pages give differently"
-	fail=$((fail + 1))
-elif grep -q '^FAIL: docs: README.md:[0-9]*: figure "demo from nothing" is "80 s" here, "81 s" in docs/testing.md' "$log"; then
-	echo "PASS: doc-check fails on a figure two pages give differently"
-	pass=$((pass + 1))
-else
-	echo "FAIL: doc-check fails a figure without naming it:"
-	cat "$log"
-	fail=$((fail + 1))
-fi
+doc_fails "a figure two pages give differently" \
+	'README.md:[0-9]*: figure "demo from nothing" is "80 s" here, "81 s" in docs/testing.md'
 # docs/bad-input.md: a row's quoted check must be a check of the test
 # named, not any text of it (here: an info line).
 sed -i 's|-->80 s<!--|-->81 s<!--|' "$dt/README.md"
@@ -200,26 +200,10 @@ printf '#!/bin/sh\n# a comment: drops the key\ninfo "the key was dropped"\nexpec
 	>"$dt/tests/guest/01-x.sh"
 printf '# Bad input\n\n| input | what happens | tested by |\n|---|---|---|\n| a key | dropped | guest 01 ("the key is unchanged") |\n' \
 	>"$dt/docs/bad-input.md"
-if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
-	echo "PASS: doc-check passes a bad-input row quoting a check of its test"
-	pass=$((pass + 1))
-else
-	echo "FAIL: doc-check fails a right bad-input row:"
-	grep '^FAIL' "$log"
-	fail=$((fail + 1))
-fi
+doc_passes "a bad-input row quoting a check of its test"
 sed -i 's|"the key is unchanged"|"the key was dropped"|' "$dt/docs/bad-input.md"
-if scripts/doc-check.sh "$dt" >"$log" 2>&1; then
-	echo "FAIL: doc-check passes a bad-input row quoting a text that is no check"
-	fail=$((fail + 1))
-elif grep -q '^FAIL: docs: docs/bad-input.md:5: guest 01: "the key was dropped" is in tests/guest/01-x.sh, but not in a check' "$log"; then
-	echo "PASS: doc-check fails on a bad-input row quoting a text that is no check"
-	pass=$((pass + 1))
-else
-	echo "FAIL: doc-check fails a bad-input row without naming it:"
-	cat "$log"
-	fail=$((fail + 1))
-fi
+doc_fails "a bad-input row quoting a text that is no check" \
+	'docs/bad-input.md:5: guest 01: "the key was dropped" is in tests/guest/01-x.sh, but not in a check'
 rm -rf "$dt"
 
 echo "== kernel state check self-test (kernel_state_check in scripts/lib.sh)"

@@ -106,7 +106,8 @@ check_boot() {
 	for d in $want; do
 		case $1:$d in
 		end:kasan | end:ubsan | end:prove_rcu | end:atomic_sleep | \
-		end:i386 | end:nosysctl) continue ;;
+		end:i386 | end:nosysctl | end:debug_list | end:hung_task | \
+		end:softlockup | end:preempt) continue ;;
 		*:kasan) dmesg | grep -q 'KernelAddressSanitizer initialized' ;;
 		*:ubsan) grep -q ' __ubsan_handle_shift_out_of_bounds$' /proc/kallsyms ;;
 		start:kmemleak)
@@ -124,6 +125,15 @@ check_boot() {
 			! dmesg | grep -q 'ODEBUG: Out of memory' ;;
 		*:failslab) [ -w /sys/kernel/debug/failslab/probability ] ;;
 		*:kcsan) grep -q '^enabled: 1$' /sys/kernel/debug/kcsan 2>/dev/null ;;
+		*:debug_list) grep -q ' __list_add_valid_or_report$' /proc/kallsyms ;;
+		*:hung_task) grep -qx khungtaskd /proc/[0-9]*/comm ;;
+		*:softlockup) grep -q ' softlockup_fn$' /proc/kallsyms ;;
+		*:preempt)
+			case $(uname -v) in
+			*PREEMPT_DYNAMIC*) grep -q '(full)' /sys/kernel/debug/sched/preempt ;;
+			*' PREEMPT '*) true ;;
+			*) false ;;
+			esac ;;
 		*:i386)	case $(uname -m) in i?86) true ;; *) false ;; esac ;;
 		*:nosysctl) [ ! -e /proc/sys ] ;;
 		*)	false ;;

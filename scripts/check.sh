@@ -42,6 +42,9 @@
 #   newest   scripts/newest-test.sh      Debian's newest cloud kernel of
 #                                        trixie-backports and sid (found at
 #                                        run time): W=1 builds, guest tests
+#   mutants  scripts/mutants.sh          the planted defects of
+#                                        tests/mutants/: each must make its
+#                                        guest test fail on its kernel
 # Always, at the end: the run installed no linux-image package and left
 # /boot (and /vmlinuz, /initrd.img) as it found them, and loaded nothing
 # into this machine's kernel (kernel_state_check in lib.sh: no ip_vs*
@@ -56,7 +59,7 @@ set -eu
 
 # compile and static need the default test kernel's tree: last, so that
 # from nothing the steps before them run while that kernel builds.
-STEPS=${CHECK_STEPS:-host fuzz stock dkms keepalived deb fresh compile static vm vm-i386 vm-kcsan vm-debug newest}
+STEPS=${CHECK_STEPS:-host fuzz stock dkms keepalived deb fresh compile static vm vm-i386 vm-kcsan vm-debug newest mutants}
 
 run_start=$(date +%s)
 declare -A took=() cpu_took=()
@@ -88,6 +91,7 @@ step_cmd() {
 	deb)	echo "$TOP/scripts/deb-test.sh" ;;
 	fresh)	echo "$TOP/scripts/fresh-test.sh" ;;
 	newest)	echo "$TOP/scripts/newest-test.sh" ;;
+	mutants) echo "$TOP/scripts/mutants.sh" ;;
 	*)	return 1 ;;
 	esac
 }
@@ -128,7 +132,7 @@ step_arch() {
 # 8 minutes of the run, with a slot idle; two lanes share that time out.
 step_lanes() {
 	case $1 in
-	vm)	echo "${GUEST_LANES:-2}" ;;
+	vm | mutants) echo "${GUEST_LANES:-2}" ;;
 	*)	echo "${GUEST_LANES:-1}" ;;
 	esac
 }
@@ -216,7 +220,7 @@ done
 # shown when they end.
 bg=' '
 declare -A bgpid=()
-for step in ${CHECK_BG:-vm-debug vm newest vm-kcsan vm-i386}; do
+for step in ${CHECK_BG:-vm-debug vm newest vm-kcsan vm-i386 mutants}; do
 	if [ -n "${CHECK_SERIAL:-}" ] || [[ " $STEPS " != *" $step "* ]]; then
 		continue
 	fi

@@ -321,11 +321,11 @@ BUILD_PKGS=(make gcc libc6-dev bc bison flex libelf-dev libssl-dev perl
 # that checks maglev-fleet's exposition; mmdebstrap: the fresh step;
 # nftables: nft in the guests of vm-test.sh (its service stays disabled,
 # as Debian installs it; nothing runs nft on this machine); gcc-multilib:
-# the 32-bit guest's tools (vm-i386).
+# the 32-bit guest's tools (vm-i386); patch: the mutants step.
 CHECK_PKGS=("${BUILD_PKGS[@]}" sparse dkms qemu-system-x86 busybox-static
 	    ipvsadm iproute2 socat nftables debhelper dh-dkms build-essential
 	    dpkg-dev gnuplot-nox python3 python3-prometheus-client mmdebstrap
-	    gcc-multilib)
+	    gcc-multilib patch)
 
 cache_root() {
 	if [ -n "${MAGLEV_CACHE:-}" ]; then

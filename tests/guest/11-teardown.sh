@@ -11,6 +11,10 @@
 #    traffic; the build is retried until it succeeds (alloc_fail counts the
 #    failures), every flow is served meanwhile, and the final table equals
 #    maglev-sim's.
+# 4. Where the kernel has fail_page_alloc (KFLAVOUR=debug): page
+#    allocations of the same threads fail, order 0 included, so that a
+#    build's vmalloc'd memory (its scratch, its table) is what fails; the
+#    failure is counted, the build retried, the final table maglev-sim's.
 # The harness fails the test on any kernel report (KASAN, lockdep, ...).
 # guest-timeout: 300
 # kcsan-kernel: yes
@@ -143,5 +147,47 @@ expect_eq "$S: caught up after the retries" "$(svc_field "$S" pending)" 0
 expect_eq "$S: no other failure" "$(svc_field "$S" build_fail)" 0
 check "$S: the table changed" [ "$(svc_field "$S" digest)" != "$d" ]
 check_sim "$S after the retries" "$S" "$T/s"
+
+# --- 4. fail_page_alloc: a vmalloc'd build allocation fails -------------------
+# Page allocations of the workqueue's threads fail (order 0 too, sleeping
+# ones too), which is where a table or the build's scratch comes from once
+# it is larger than a page (vmalloc: a 65537-slot build's scratch is over
+# 100 KB): under KASAN and kmemleak, the failed build frees what it had,
+# is retried, and publishes the servers' table.
+FP=/sys/kernel/debug/fail_page_alloc
+if [ -d $FP ]; then
+	echo 0 >$FP/times
+	echo 0 >$FP/verbose
+	echo 1 >$FP/interval
+	echo N >$FP/ignore-gfp-wait
+	echo N >$FP/ignore-gfp-highmem
+	echo 0 >$FP/min-order
+	echo Y >$FP/task-filter
+	echo 100 >$FP/probability
+	a=$(svc_field_now "$S" alloc_fail)
+	n=0
+	while [ "$(svc_field_now "$S" alloc_fail)" = "$a" ] && [ $n -lt 4 ]; do
+		n=$((n + 1))
+		wait_caught_up
+		kworkers 1
+		echo 2 >$FP/times
+		run ipvsadm -a -u $V:80 -r 10.2.$n.2:80 -m -w 2
+		echo "ADD_NODE 10.2.$n.2:80 2" >>"$T/s"
+		wait_caught_up
+	done
+	echo 0 >$FP/times
+	kworkers 0
+	info "fail_page_alloc: alloc_fail $a -> $(svc_field_now "$S" alloc_fail) after $n adds"
+	check "$S: builds whose page allocations failed are counted in alloc_fail" \
+		[ "$(svc_field_now "$S" alloc_fail)" -gt "$a" ]
+	wait_caught_up
+	expect_eq "$S: caught up after the page allocation failures" \
+		"$(svc_field "$S" pending)" 0
+	check_sim "$S after the page allocation failures" "$S" "$T/s"
+elif [ -e /sys/kernel/debug/kmemleak ]; then
+	fail "part 4: the debug kernel has no fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC)"
+else
+	skip "part 4: no fail_page_alloc in this kernel (KFLAVOUR=debug); injected page allocation failures not tested"
+fi
 cleanup_net
 finish

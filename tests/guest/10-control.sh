@@ -21,6 +21,7 @@
 #    2000003: still seconds.
 # guest-timeout: 240
 # kcsan-kernel: yes
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 CATCHUP_TIMEOUT=120

@@ -37,6 +37,7 @@
 # different flags at the end. The captures are printed ("# capture").
 #
 # guest-timeout: 300
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 tstart=$(date +%s)

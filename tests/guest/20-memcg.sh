@@ -21,6 +21,7 @@
 # c. Writes of maglev_table_size racing ipvsadm -D pin no memory cgroup
 #    and put no reference twice (see the part's comment).
 # guest-timeout: 300
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 CATCHUP_TIMEOUT=60

@@ -11,6 +11,7 @@
 # a parameter after the load (/sys/module/ip_vs_maglev/parameters/) is
 # refused, the parameter keeps its value, and the kernel log says why.
 # nosysctl-kernel: yes
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=$VIP4

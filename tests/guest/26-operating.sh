@@ -57,6 +57,7 @@
 #
 # guest-timeout: 400
 # mh-compat: yes
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 tstart=$(date +%s)

@@ -27,6 +27,7 @@
 # of lines; no "no destination available" in the kernel log.
 #
 # guest-timeout: 150
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 C4=10.9.255.253

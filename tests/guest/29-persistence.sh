@@ -29,6 +29,7 @@
 #    the template lb1 made and synced.
 #
 # guest-timeout: 150
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 for c in udpflows tcpfleet; do

@@ -43,6 +43,7 @@
 #
 # guest-timeout: 240
 # old-module-build: c749cec
+# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 OLD=${MAGLEV_DIR:-/maglev}/old/c749cec/ip_vs_maglev.ko

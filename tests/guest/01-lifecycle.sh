@@ -3,7 +3,6 @@
 # IPv6, TCP, UDP, SCTP and fwmark. After every change /proc/net/ip_vs_maglev
 # shows the change once the service is caught up (pending 0), and its digest
 # and slot counts equal maglev-sim's for the same backend list.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 # --- IPv4 TCP: add, edit, drain, restore, delete -----------------------------

@@ -6,7 +6,6 @@
 # one maglev-sim's LOOKUP_ADDR predicts, the flows per destination match
 # the weights (1, 2, 3 on the first service), and the real servers
 # receive the datagrams.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 setup_net 3

@@ -6,7 +6,6 @@
 # client addresses of its own, local sources on a dummy link) get the same
 # choices as here and as maglev-sim's. The same run with "-s mh" prints how
 # many flows differ there (informational).
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 setup_net 3

@@ -5,7 +5,6 @@
 # none; restoring the weight gives back the original digest and choices.
 # An overloaded destination makes its flows fail without flag-1 and go
 # elsewhere with it, while every other flow keeps its destination.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 setup_net 3

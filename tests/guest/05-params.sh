@@ -14,7 +14,6 @@
 #   namespace starts with: a namespace made with "ip netns add" starts with
 #   the public zero key, never the host's; a later parameter write changes
 #   only namespaces created after it.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1

@@ -15,7 +15,6 @@
 # machine's), so the hold-off is raised to 1 s to keep the ratio of change
 # interval to hold-off of a real machine with the default 50 ms.
 # guest-timeout: 240
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=10.0.0.1

@@ -26,7 +26,6 @@
 # whose key maglev-sim gives to another server after the update.
 #
 # timeout: 120
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 tstart=$(date +%s)

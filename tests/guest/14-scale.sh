@@ -10,7 +10,6 @@
 # Every table is checked against maglev-sim (digest, slot counts).
 #
 # guest-timeout: 300
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 # Sizes; the debug kernel (KASAN, lockdep, kmemleak) gets smaller ones so

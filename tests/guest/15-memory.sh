@@ -19,7 +19,6 @@
 # three schedulers.
 #
 # guest-timeout: 180
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 # On the debug kernel KASAN's quarantine keeps freed objects allocated for a

@@ -5,7 +5,6 @@
 # (IPv4-compatible ::a.b.c.d, ISATAP-style ...:5efe:a.b.c.d), so maglev-sim
 # fed from an "ipvsadm -Ln" listing computes the kernel's table. Weights
 # above 65535, up to INT_MAX, are scaled, never refused.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 INT_MAX=2147483647

@@ -37,7 +37,6 @@
 # different flags at the end. The captures are printed ("# capture").
 #
 # guest-timeout: 300
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 tstart=$(date +%s)

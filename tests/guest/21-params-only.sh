@@ -11,7 +11,6 @@
 # a parameter after the load (/sys/module/ip_vs_maglev/parameters/) is
 # refused, the parameter keeps its value, and the kernel log says why.
 # nosysctl-kernel: yes
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=$VIP4

@@ -15,7 +15,6 @@
 # b. flag-1,flag-2 and a second server: of the keys maglev-sim gives to the
 #    overloaded server, a SYN goes to the other server, an ACK to the
 #    table's own.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 V=$VIP4

@@ -9,7 +9,6 @@
 # exactly the clients maglev-sim says. The table size stays the default
 # (65537) throughout: a size that followed N would move nearly all of
 # them.
-# debug-kernel: yes
 . "${0%/*}/lib.sh"
 
 setup_net 11

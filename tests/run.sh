@@ -153,6 +153,11 @@ tests/compare.sh | tee "$log"
 rc=${PIPESTATUS[0]}
 count "$log" "make compare" "$rc"
 
+echo "== the judging code on made-up input (tests/judge.sh)"
+tests/judge.sh 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+count "$log" "judge tests" "$rc"
+
 echo "== doc checker self-test (scripts/doc-check.sh on a small tree)"
 # doc_passes WHAT: doc-check passes the tree $dt (a right WHAT).
 doc_passes() {

@@ -27,7 +27,7 @@ HOST_CFLAGS	:= -O2 -g -Wall -Wextra -Werror -std=gnu11 $(USER_INC) -Itools/ring
 SAN_CFLAGS	:= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 
-.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-old bench-guest bench-conn-guest bench-sync bench-scale \
+.PHONY: all modules clean install uninstall check demo tools guest-tools bench-host bench-resched bench-old bench-guest bench-conn-guest bench-sync bench-scale \
 	help host-test compare deb fuzz stress
 
 all: modules
@@ -120,8 +120,18 @@ $(BUILD)/bench-host: tools/bench/bench-host.c $(BENCH_KSRC) tools/bench/mh_port.
 		$(BUILD)/bench-mh_port.o $(BUILD)/bench-maglev_ref.o \
 		$(BUILD)/bench-siphash.o $(BUILD)/bench-maglev_sched_port.o
 
-bench-host: $(BUILD)/bench-host
+# The stretches between reschedule points in CPU time (tests/resched_test.c
+# without its block counter: make check counts work, this times it).
+$(BUILD)/bench-resched: tests/resched_test.c maglev_table.c include/maglev_table.h tools/include/maglev_compat.h | $(BUILD)
+	$(HOSTCC) $(BENCH_KFLAGS) -DMAGLEV_RESCHED_TEST -DRESCHED_BENCH -o $@ \
+		tests/resched_test.c maglev_table.c
+
+bench-resched: $(BUILD)/bench-resched
+	$(BUILD)/bench-resched
+
+bench-host: $(BUILD)/bench-host $(BUILD)/bench-resched
 	$(BUILD)/bench-host
+	$(BUILD)/bench-resched
 
 # The table build against the one before packed slots, side by side.
 bench-old:
@@ -202,7 +212,9 @@ help:
 	@echo '  make host-test  host unit tests only'
 	@echo '  make check      all tests: host, static, KUnit and guest tests under QEMU'
 	@echo '  make demo       a maglev service under QEMU with Debian'"'"'s stock kernel'
-	@echo '  make bench-host table build and lookup benchmark (prints figures)'
+	@echo '  make bench-host table build and lookup benchmark (prints figures),'
+	@echo '                  then make bench-resched'
+	@echo '  make bench-resched CPU time between reschedule points of a build'
 	@echo '  make bench-old  table build against the one before packed slots'
 	@echo '  make compare    Maglev or ring? balance, disruption, memory, lookup time;'
 	@echo '                  table on stdout, charts in $(BUILD)/compare/'

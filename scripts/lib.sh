@@ -869,6 +869,28 @@ tally() {
 # passed, failed and skipped (4 empty without ", N skipped").
 # shellcheck disable=SC2034 # used by check.sh
 SUMMARY_RE='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$'
+
+# step_result LOG: "P F S" for a step's log (scripts/check.sh): the
+# numbers of its last line, its summary, but F the larger of the summary's
+# failures and the FAIL lines it printed; without a summary as its last
+# line, its FAIL lines and one more. Says why on stdout, as a FAIL line,
+# when the FAIL lines or the missing summary decide.
+step_result() {
+	local last nf
+	last=$(tail -n 1 "$1")
+	nf=$(grep -c '^FAIL' "$1" || true)
+	if [[ $last =~ $SUMMARY_RE ]]; then
+		if [ "$nf" -gt "${BASH_REMATCH[2]}" ]; then
+			echo "FAIL: its summary counts ${BASH_REMATCH[2]} failed, it printed $nf FAIL lines" >&2
+			echo "${BASH_REMATCH[1]} $nf ${BASH_REMATCH[4]:-0}"
+		else
+			echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[4]:-0}"
+		fi
+	else
+		echo "FAIL: its last line is not 'N passed, N failed' (it printed $nf FAIL lines)" >&2
+		echo "0 $((nf + 1)) 0"
+	fi
+}
 summary() {
 	if [ "$SKIPPED" -gt 0 ]; then
 		echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"

@@ -5,7 +5,11 @@
 # "BUG: KCSAN: data-race in"; its boot line names CONFIG_KCSAN_STRICT).
 # KCSAN's reports of races with no frame of IPVS or the module are taken
 # out first (scripts/kcsan-split.awk) and listed as NOTE lines.
-KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked'
+# RCU's stall warnings ("rcu: INFO: rcu_sched detected stalls on
+# CPUs/tasks", "self-detected stall") and DEBUG_LIST's reports ("list_add
+# corruption.") are named, whatever follows them; tests/judge.sh feeds it
+# one console of each kind.
+KERNEL_BUG_RE='WARNING:|BUG:|Oops|Kernel panic|general protection fault|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|INFO: task .* blocked|rcu: INFO: .*stall|detected stalls|self-detected stall|soft lockup|hard LOCKUP|list_(add|del) corruption|kernel BUG at|Tainted: [A-Z ]*[BDLW][A-Z ]* [0-9]'
 # Result lines not worth repeating when something failed.
 QUIET_RE='^(@@ |PASS: )|^ *(ok [0-9]|KTAP version|1\.\.[0-9]|# Subtest:|# .*: pass:[0-9]+ fail:0 |# Totals:)'
 # Taint flags that mean the same: B (bad page), D (died), W (warning),
@@ -37,6 +41,42 @@ vm_run() {
 		>"$base.status"
 }
 
+# CONSOLE_BOOT_RE: what the console of a boot whose command line has
+# maglev.boot=ITEM (guest-init.sh's check_boot) must show, for the items
+# the kernel says only in its log: "ITEM present-pattern [absent-pattern]".
+CONSOLE_BOOT=(
+	"kasan|KernelAddressSanitizer initialized|"
+	"kmemleak|kmemleak: Kernel memory leak detector initialized|kmemleak: Kernel memory leak detector disabled"
+	"prove_rcu|RCU lockdep checking is enabled|"
+	"debug_objects||ODEBUG: Out of memory"
+)
+
+# console_boot LABEL CONSOLE: PASS/FAIL lines for the boot items of
+# CONSOLE_BOOT the console's command line names, and a FAIL for a console
+# cut short (no "maglev-guest: console end", guest-init.sh's last line)
+# when the results reached "@@ DONE" (RESULTS, the third argument).
+console_boot() {
+	local label=$1 con=$2 res=$3 want item on off e seen='' bad=0
+	want=$(tr -d '\r' <"$con" | sed -n 's/^.*Command line: .*maglev\.boot=\([^ ]*\).*$/\1/p' | head -n 1)
+	for e in "${CONSOLE_BOOT[@]}"; do
+		IFS='|' read -r item on off <<<"$e"
+		case ",$want," in *",$item,"*) ;; *) continue ;; esac
+		if [ -n "$on" ] && ! grep -q -- "$on" "$con"; then
+			fail "$label: boot: $item: the console never says '$on'"
+			bad=1
+		elif [ -n "$off" ] && grep -q -- "$off" "$con"; then
+			fail "$label: boot: $item: the console says '$off'"
+			bad=1
+		fi
+		seen="$seen $item"
+	done
+	[ -n "$seen" ] && [ "$bad" = 0 ] && pass "$label: boot: the console shows on:$seen"
+	if grep -q '^@@ DONE' "$res" && ! grep -q 'maglev-guest: console end' "$con"; then
+		fail "$label: the console ends before the guest's last line (cut short: $(wc -c <"$con") bytes)"
+	fi
+	return 0
+}
+
 # vm_judge LABEL LOGDIR WANT_SUITES [VAR=VALUE...]: the PASS/FAIL lines of
 # vm_run's boot; VAR=VALUE... are results.awk's (finish=1, exact=1).
 vm_judge() {
@@ -49,12 +89,17 @@ vm_judge() {
 	[ -s "$base.harness" ] && cat "$base.harness" >&2
 	[ "$rc" -eq 124 ] && fail "$label: QEMU timed out after ${tmo}s"
 	touch "$con" "$res"
-	tally < <(awk -v label="$label" -v want="$want" "${vars[@]}" \
-		-f "$TOP/scripts/results.awk" "$res")
+	local judged st=0
+	judged=$(awk -v label="$label" -v want="$want" "${vars[@]}" \
+		-f "$TOP/scripts/results.awk" "$res") || st=$?
+	tally <<<"$judged"
+	[ "$st" -eq 0 ] || fail "$label: scripts/results.awk failed on $res (exit status $st)"
 
 	local ours="$base.console-ours" theirs="$base.kcsan-kernel" t
 	rm -f "$theirs"
-	awk -v foreign="$theirs" -f "$TOP/scripts/kcsan-split.awk" "$con" >"$ours"
+	awk -v foreign="$theirs" -f "$TOP/scripts/kcsan-split.awk" "$con" >"$ours" ||
+		{ fail "$label: scripts/kcsan-split.awk failed on $con"; cp "$con" "$ours"; }
+	console_boot "$label" "$con" "$res"
 	if [ -s "$theirs" ]; then
 		while IFS= read -r t; do
 			echo "NOTE: $label: KCSAN: the kernel's own, no frame of IPVS or the module: $t"
@@ -62,10 +107,15 @@ vm_judge() {
 	fi
 	bad=$(grep -E -m 1 -- "$KERNEL_BUG_RE" "$ours" || true)
 	[ -n "$bad" ] && fail "$label: kernel reported: $bad"
-	taint=$(tr -d '\r' <"$res" | sed -n 's/^@@ TAINT //p')
-	if [ -z "$bad" ] && [ -n "$taint" ] &&
+	# The taint: a number; "none" from a kernel without sysctl (the
+	# console's "Tainted:" lines, in KERNEL_BUG_RE, stand for it there);
+	# nothing at all only from a guest that did not finish.
+	taint=$(tr -d '\r' <"$res" | sed -n 's/^@@ TAINT //p' | tail -n 1)
+	if [ -z "$bad" ] && [[ $taint =~ ^[0-9]+$ ]] &&
 	   [ $(( taint & TAINT_BAD )) -ne 0 ]; then
 		fail "$label: kernel tainted ($taint) by a warning or oops"
+	elif ! [[ $taint =~ ^([0-9]+|none)$ ]] && grep -q '^@@ DONE' "$res"; then
+		fail "$label: the guest reported no taint ('@@ TAINT $taint')"
 	fi
 	log "$label: guest ran in ${secs}s, ${cpu}s of CPU (logs: $logs)"
 

@@ -26,6 +26,10 @@
 # After each, the table is maglev-sim's at the version's size (0.1: auto;
 # this tree: 65537) and new connections go where maglev-sim says at that
 # size; how many keys the size change gives to other servers is printed.
+# Not simulated away, but said here: part a's new module is in while rr
+# serves, so its connections are rr's, not the new maglev's; in part 2
+# "lb2 on 0.1" after lb1's upgrade is this tree's module at 0.1's table
+# size (one kernel, one module), whose table equals 0.1's, not 0.1's code.
 # Part 2, a synced pair (lb1, lb2: sync master and backup on both, ECMP,
 # TCP port 84, flag-2): 100 connections under 0.1. Both LBs share this
 # guest's kernel, so there is one module: lb1 is upgraded (out of the
@@ -289,8 +293,8 @@ insmod "$NEW" || fail "insmod this tree"
 ns_sysctl lb2 maglev_table_size "$SOLD" || fail "lb2: maglev_table_size $SOLD"
 nsx lb2 ipvsadm -E -t $V:84 -s maglev -b flag-2 || fail "lb2: -E back to maglev"
 nsx lb1 ipvsadm -R <"$T/r1" || fail "lb1: ipvsadm -R"
-bg_done "pair: lb1 upgraded while lb2 serves" $N
-expect_eq "pair: lb2 keeps 0.1's table (0.1's digest at 0.1's size)" \
+bg_done "pair: lb1 upgraded while lb2 serves (by rr while the module is replaced, then by this tree at 0.1's size)" $N
+expect_eq "pair: lb2, on this tree's module at 0.1's size, has 0.1's table (0.1's digest)" \
 	"$(svc_field "TCP $V:84" digest lb2)" "$DOLD"
 digest_is "pair: lb1 on this tree has maglev-sim's table at 65537" lb1 84 65537
 fleet_capture mixed "$LBS"

@@ -92,7 +92,7 @@ static inline void sort(void *base, size_t num, size_t size,
 	qsort(base, num, size, cmp);
 }
 
-/* tests/resched_test.c defines its own, to time the stretches between. */
+/* tests/resched_test.c defines its own, to measure the stretches between. */
 #ifdef MAGLEV_RESCHED_TEST
 void cond_resched(void);
 #else

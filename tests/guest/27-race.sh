@@ -1,7 +1,7 @@
 #!/bin/sh
 # Guest test 27: builds that sit in the windows where callbacks run beside
-# them. The module is the test build MAGLEV_RACE=1 (header line "#
-# module-build:", scripts/vm-test.sh; Kbuild, kunit/maglev_race.h): a
+# them. The module is the test build MAGLEV_RACE=1 (the module-build
+# header line below, scripts/vm-test.sh; Kbuild, kunit/maglev_race.h): a
 # build that reaches a window armed through the parameter race_window sits
 # there race_ms. The windows are those of the design, where the set's
 # mutex is not held and the callbacks go on:
@@ -134,16 +134,47 @@ sim_in() {
 				k == 1 ? w1 : k % 3 + 1
 	}'
 }
-# digest_ok WHAT NAME PORT COUNT W1 SIZE [NETNS]: the digest of service
-# NAME (caught up) equals maglev-sim's; FAIL with both if not.
+# snap_caught_up [NETNS]: wait until one reading of /proc (of NETNS,
+# default this one) shows every service caught up (pending 0), and keep
+# that reading in $T/snap: the digests compared are the ones it shows, not
+# a later table's (a build that marked a change as built before building
+# it shows pending 0 until the hold-off's rebuild, 1 s on). FAIL after
+# CATCHUP_TIMEOUT seconds.
+snap_caught_up() {
+	_wn=$((CATCHUP_TIMEOUT * 20))
+	# shellcheck disable=SC2016 # an awk program
+	while [ "$(in_ns "${1:-}" awk -v snap="$T/snap" '{ print >snap }
+		$1 == "service" { p = "x"
+			for (i = 4; i < NF; i += 2)
+				if ($i == "pending")
+					p = $(i + 1)
+			if (p != 0)
+				n++
+		} END { close(snap); print n + 0 }' $PROC)" != 0 ]; do
+		_wn=$((_wn - 1))
+		if [ $_wn -le 0 ]; then
+			fail "services of netns '${1:-}' not caught up after ${CATCHUP_TIMEOUT}s"
+			cat "$T/snap"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+# digest_ok WHAT NAME PORT COUNT W1 SIZE: the digest of service NAME in
+# the caught-up reading $T/snap equals maglev-sim's; FAIL with both if
+# not.
 digest_ok() {
 	sim_in "$3" "$4" "$5" "$6" >"$T/sim.in"
 	echo DIGEST >>"$T/sim.in"
 	_sd=$(sim "$T/sim.in" | sed -n 1p)
-	_kd=$(svc_field_now "$2" digest "${7:-}")
+	_kd=$(awk -v s="$2" '$1 == "service" && $2 " " $3 == s {
+		for (i = 4; i < NF; i += 2)
+			if ($i == "digest")
+				print $(i + 1)
+	}' "$T/snap")
 	[ -n "$_kd" ] && [ "$_kd" = "$_sd" ] && return
 	fail "$1: $2: digest '$_kd' in /proc, maglev-sim says '$_sd' for its $4 servers, size $6"
-	in_ns "${7:-}" grep "^service $2 " $PROC
+	grep "^service $2 " "$T/snap"
 	return 1
 }
 
@@ -204,12 +235,12 @@ for k in tcp fwm; do
 	run ipvsadm -R <"$T/batch"
 	[ $k = tcp ] && B=$(($(now_ms) - _t0))
 	servers "$_svc" "$_port" $N 1 -d |
-		awk -v np=$NP '{ split($4, a, "[.:]"); if (a[4] > np) print }' >"$T/batch"
+		awk -v np=$NP '{ split($5, a, "[.:]"); if (a[4] > np) print }' >"$T/batch"
 	run ipvsadm -R <"$T/batch"
 done
 WIN_MS=${RACE_WINDOW_MS:-$((2 * B + 1000))}
 echo "$WIN_MS" >"$PARAMS/race_ms"
-wait_caught_up || finish
+snap_caught_up || finish
 for k in tcp fwm; do
 	svc_of $k
 	digest_ok "setup" "$_name" "$_port" "$_n" "$_w1" $SIZE
@@ -266,8 +297,8 @@ while [ $r -le "$ROUNDS" ]; do
 		_svc="-t $V:80" _port=80 _name="TCP $V:80" _n=$N _w1=1
 		{ echo "-A $_svc -s maglev"; servers "$_svc" 80 $N 1 -a; } >"$T/batch"
 		run ip netns exec "$_ns" ipvsadm -R <"$T/batch"
-		wait_caught_up "$_ns" &&
-			digest_ok "round $r ($_ns)" "$_name" 80 $N 1 $SIZE "$_ns" &&
+		snap_caught_up "$_ns" &&
+			digest_ok "round $r ($_ns)" "$_name" 80 $N 1 $SIZE &&
 			digests=$((digests + 1))
 		_w1=2
 	else
@@ -300,6 +331,9 @@ while [ $r -le "$ROUNDS" ]; do
 		fail "round $r ($_spec): the window did not end"
 	_dw=$(($(par windows) - _w0))
 	_do=$(($(par overlaps) - _o0))
+	# The first reading where every root service is caught up, at once.
+	snap_caught_up
+	_caught=$?
 	rounds=$((rounds + 1))
 	eval "w${_w}_n=\$((w${_w}_n + 1))"
 	if [ $_dw -eq 1 ] && [ $_do -eq 1 ]; then
@@ -311,7 +345,7 @@ while [ $r -le "$ROUNDS" ]; do
 	[ "$_kind" = sysctl ] && _what="maglev_table_size $SIZE and $_what"
 	info "round $r ($_key $_kind, window $_w): $_what took $_tb ms in the $WIN_MS ms window; windows sat in: $_dw, with the service changed: $_do"
 	# Caught up, each root service equals maglev-sim's table.
-	if wait_caught_up; then
+	if [ $_caught -eq 0 ]; then
 		for k in tcp fwm; do
 			svc_of $k
 			digest_ok "round $r ($_spec)" "$_name" "$_port" "$_n" "$_w1" $SIZE &&

@@ -19,7 +19,6 @@
 #include <linux/capability.h>
 #include <linux/compiler.h>
 #include <linux/container_of.h>
-#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/export.h>
 #include <linux/fs.h>
@@ -916,6 +915,7 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 						maglev_churn_bytes(onr)), NULL);
 		if (!lut || !*be)
 			goto fail;
+		MAGLEV_RACE_WINDOW(ms, 1);	/* test builds only: Kbuild */
 		mutex_lock(&ms->set_lock);
 		/* Destinations added meanwhile make it allocate again. */
 		if (ms->nr <= room)
@@ -941,9 +941,6 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 		ip_vs_dest_hold(d->dest);
 		lut->dest[n++] = d->dest;
 		maglev_resched(n, MAGLEV_RESCHED_ENTRIES);
-#ifdef MAGLEV_TEST_DELAY_MS
-		msleep(MAGLEV_TEST_DELAY_MS);	/* test builds only */
-#endif
 	}
 	mutex_unlock(&ms->set_lock);
 	lut->nr = n;
@@ -1029,6 +1026,7 @@ static int maglev_build_table(struct maglev_service *ms)
 		goto fail;
 	mem_cgroup_put(memcg);
 
+	MAGLEV_RACE_WINDOW(ms, 2);	/* test builds only: Kbuild */
 	spin_lock(&mn->lock);
 	if (ms->dead) {
 		spin_unlock(&mn->lock);

@@ -30,7 +30,7 @@ if git grep -qnE '^(<<<<<<<|>>>>>>>) ' -- . 2>/dev/null; then
 else
 	pass "no merge conflict markers in the tree"
 fi
-files=(maglev_*.c include/*.h tools/include/*.h kunit/*.c
+files=(maglev_*.c include/*.h tools/include/*.h kunit/*.[ch]
        tools/ring/ring_hash.[ch] tools/bench/kmod/*.c)
 for f in "${files[@]}"; do
 	# The userspace compat header restates the kernel's typedefs.
@@ -51,10 +51,12 @@ done
 
 src=$w/src
 stage_sources "$src"
-# The module, and the module with its KUnit suites built in.
-for name in module kunit; do
+# The module, the module with its KUnit suites built in, and guest 27's
+# test build.
+for name in module kunit race; do
 	kunit=
 	[ "$name" = kunit ] && kunit=MAGLEV_KUNIT=1
+	[ "$name" = race ] && kunit=MAGLEV_RACE=1
 	if [ ! -f "$src/Kbuild" ]; then
 		fail "sparse $name: no Kbuild"
 		continue

@@ -287,7 +287,7 @@ for t in "${tests[@]}"; do
 done
 
 # Test builds of the module, for the tests with a header line
-# "# module-build: NAME=VALUE ..." (27: MAGLEV_TEST_DELAY_MS=40, see
+# "# module-build: NAME=VALUE ..." (27: MAGLEV_RACE=1, see
 # Kbuild): built W=1 with those make variables, into
 # /maglev/build/NN-name/ip_vs_maglev.ko, which that test's boot loads (and
 # the test reloads: MAGLEV_KO) instead of the plain build.

@@ -361,14 +361,18 @@ static int maglev_parse(const char *text, bool size, unsigned int *v,
 	return *v > MAGLEV_HOLDOFF_MAX_MS ? -EINVAL : 0;
 }
 
-/* A hash key: 32 hex digits, with at most one trailing newline. */
+/*
+ * A hash key: 32 hex digits, with at most one trailing newline.  A rejected
+ * one's bytes decoded so far are wiped.
+ */
 static int maglev_parse_key(const char *s, size_t len, u8 *b)
 {
 	if (len && s[len - 1] == '\n')
 		len--;
-	if (len != 2 * MAGLEV_KEY_BYTES || hex2bin(b, s, MAGLEV_KEY_BYTES))
-		return -EINVAL;
-	return 0;
+	if (len == 2 * MAGLEV_KEY_BYTES && !hex2bin(b, s, MAGLEV_KEY_BYTES))
+		return 0;
+	memzero_explicit(b, MAGLEV_KEY_BYTES);
+	return -EINVAL;
 }
 
 /*
@@ -402,11 +406,16 @@ static int maglev_param_set(const char *val, const struct kernel_param *kp)
 	return -EINVAL;
 }
 
-/* The key's file is 0600: only root reads it. */
+/*
+ * The key's file is 0600, and sysfs checks nothing more: as for the
+ * sysctl, the reader needs CAP_NET_ADMIN (in the initial user namespace).
+ */
 static int maglev_param_get(char *buf, const struct kernel_param *kp)
 {
 	if (kp->arg != maglev_hash_key)
 		return param_get_uint(buf, kp);
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
 	return sysfs_emit(buf, "%*phN\n", MAGLEV_KEY_BYTES, kp->arg);
 }
 

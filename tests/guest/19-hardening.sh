@@ -12,7 +12,9 @@
 #    key sends to one server all go there; under a random secret key the
 #    same flows spread over the servers by their slot shares (5 sigma).
 # c. The key is not readable without privilege: an unprivileged user can
-#    read neither the sysctl nor the parameter, nor write the key; a user
+#    read neither the sysctl nor the parameter, nor write the key; uid 0
+#    without capabilities (an ordinary container's root) finds it in no
+#    file of the parameters, the sysctls or /proc, nor in the log; a user
 #    namespace owning a new network namespace sees and sets only its own
 #    namespace's key, and can change neither its table size nor its
 #    hold-off (0444, the parameters' values); /proc/net/ip_vs_maglev
@@ -224,6 +226,28 @@ fi
 # sysctls) and keep the module parameters' values.
 K3=0f1e2d3c4b5a69788796a5b4c3d2e1f0
 echo "$K" >$PARAMS/hash_key || fail "parameter hash_key refused the key"
+expect_eq "root reads the parameter hash_key" "$(cat $PARAMS/hash_key)" "$K"
+# An ordinary container's root: uid 0 of the initial user namespace without
+# a capability, which file modes let in. It reads every file that could
+# show the key; the key is in none, nor in the kernel log.
+# shellcheck disable=SC2016 # expanded by the inner sh
+asuser -C 0 sh -c 'grep ^Cap /proc/self/status
+	for f in "$@"; do echo "== $f"; cat "$f" 2>&1; done' sh $PROC \
+	$PARAMS/* $SYSCTL/maglev_* >"$T/nocaps" 2>&1
+sed 's/^/#   /' "$T/nocaps"
+check "asuser -C: uid 0 with no capability" \
+	grep -Eq '^CapEff:[[:space:]]+0+$' "$T/nocaps"
+check "uid 0 without capabilities reads $PROC" grep -q "^service $S " "$T/nocaps"
+if grep -qi "$K" "$T/nocaps"; then
+	fail "uid 0 without CAP_NET_ADMIN reads the key: $(grep -i -B1 "$K" "$T/nocaps" | tr '\n' ' ')"
+else
+	pass "uid 0 without CAP_NET_ADMIN reads the key nowhere ($PROC, $PARAMS, $SYSCTL)"
+fi
+if dmesg | grep -qi "$K"; then
+	fail "the kernel log shows the key"
+else
+	pass "the kernel log does not show the key"
+fi
 echo 70 >$PARAMS/holdoff_ms || fail "parameter holdoff_ms 70 refused"
 # shellcheck disable=SC2016 # expanded by the inner sh
 if asuser -U $NOBODY sh -c '

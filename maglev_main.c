@@ -251,8 +251,9 @@ struct maglev_dest {
  * struct maglev_service - per-service scheduler state (svc->sched_data)
  * @node: entry in the namespace's service list
  * @mn: the namespace's state (one reference)
- * @svc: the IPVS service; only the callbacks and the lookup read it, and
- *	/proc under the namespace's lock while not @dead
+ * @svc: the IPVS service; only the callbacks and the lookup read it,
+ *	/proc under the namespace's lock while not @dead, and a build's
+ *	repair of the set under @set_lock while @incomplete
  * @lut: the published table, or NULL before the first one (RCU)
  * @spare: a destination of the set with a weight, if any: the lookup's
  *	last resort (RCU; written under IPVS's mutex and @set_lock)
@@ -262,8 +263,8 @@ struct maglev_dest {
  * @set: the destinations (struct maglev_dest) by name
  * @nr: number of destinations in @set
  * @live: those with a weight
- * @incomplete: a destination could not be recorded; no build publishes
- *	until a callback has repaired the set
+ * @incomplete: a destination could not be recorded; a build repairs the
+ *	set before it copies it
  * @dead: set by done_service; nothing is published after it (*)
  * @pending_node: entry in the namespace's pending list (*)
  * @gen: changes recorded (*)
@@ -556,13 +557,14 @@ static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
  * to INT_MAX; a weight of 0 keeps the last one as the drain weight.
  * Return: 0, or -ENOMEM (the set is then incomplete).
  */
-static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
+static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest,
+			  gfp_t gfp)
 {
 	struct maglev_dest *d, key = {};
 
 	d = maglev_set_find(ms, &key, dest);
 	if (!d) {
-		d = kmalloc(sizeof(*d), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		d = kmalloc(sizeof(*d), gfp | __GFP_ACCOUNT | __GFP_NOWARN);
 		if (!d) {
 			ms->incomplete = true;
 			return -ENOMEM;
@@ -585,22 +587,27 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 }
 
 /*
- * Add each of @svc's destinations to the set (init_service, and a later
- * callback's repair of an incomplete set); IPVS's list is walked under
- * IPVS's mutex.
+ * Add what the set lacks of @svc's destinations: init_service under IPVS's
+ * mutex, or a build's repair under RCU (@gfp may not sleep then), where
+ * @set_lock keeps every unlink from @svc out ("The module's own
+ * destination set").  Context: @ms->set_lock held.
  */
 static void maglev_set_add_all(struct maglev_service *ms,
-			       struct ip_vs_service *svc)
+			       struct ip_vs_service *svc, gfp_t gfp)
 {
 	bool repair = ms->incomplete;
+	struct maglev_dest key;
 	struct ip_vs_dest *dest;
 	u32 i = 0;
 
 	ms->incomplete = false;
-	list_for_each_entry(dest, &svc->destinations, n_list) {
-		if (maglev_set_add(ms, dest))
+	list_for_each_entry_rcu(dest, &svc->destinations, n_list,
+				lockdep_is_held(&ms->set_lock)) {
+		if (!maglev_set_find(ms, &key, dest) &&
+		    maglev_set_add(ms, dest, gfp))
 			return;
-		maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
+		if (gfpflags_allow_blocking(gfp))
+			maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
 	}
 	if (repair)
 		pr_info("%s: maglev destinations recorded again\n", ms->name);
@@ -619,6 +626,7 @@ static void maglev_set_clear(struct maglev_service *ms)
 	ms->set = RB_ROOT;
 	ms->nr = 0;
 	ms->live = 0;
+	ms->incomplete = false;	/* nothing to repair: @svc may be gone */
 	RCU_INIT_POINTER(ms->spare, NULL);
 }
 
@@ -902,8 +910,8 @@ static void maglev_rebuild_net(struct maglev_net *mn)
  * in *@be their backends in name order, followed by at least
  * maglev_churn_bytes(@onr) bytes for maglev_churn() (freed with *@be).
  * The memory is allocated before the set's mutex, which the callbacks
- * wait for.
- * NULL with *@err: -ENOMEM, -E2BIG or -ENODATA (an incomplete set).
+ * wait for; an incomplete set is repaired first.
+ * NULL with *@err: -ENOMEM (the repair's too) or -E2BIG.
  */
 static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 					  struct maglev_backend **be,
@@ -926,8 +934,13 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 		if (!lut || !*be)
 			goto fail;
 		mutex_lock(&ms->set_lock);
+		if (ms->incomplete) {
+			rcu_read_lock();
+			maglev_set_add_all(ms, ms->svc, GFP_NOWAIT);
+			rcu_read_unlock();
+		}
 		/* Destinations added meanwhile make it allocate again. */
-		if (ms->nr <= room)
+		if (ms->nr <= room || ms->incomplete)
 			break;
 		mutex_unlock(&ms->set_lock);
 		kvfree(lut);
@@ -935,7 +948,6 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 	}
 	if (ms->incomplete) {
 		mutex_unlock(&ms->set_lock);
-		*err = -ENODATA;
 		goto fail;
 	}
 	for (node = rb_first(&ms->set); node; node = rb_next(node)) {
@@ -1057,9 +1069,6 @@ fail:
 		swap(ms->memcg, memcg);
 	spin_unlock(&mn->lock);
 	mem_cgroup_put(memcg);
-	/* An incomplete set was logged when a callback could not record. */
-	if (ret == -ENODATA)
-		return ret;
 	if (ret == -ENOMEM)
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
@@ -1281,7 +1290,7 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 
 	mutex_lock(&ms->set_lock);
-	maglev_set_add_all(ms, svc);
+	maglev_set_add_all(ms, svc, GFP_KERNEL);
 	mutex_unlock(&ms->set_lock);
 	if (ms->incomplete) {
 		ms->dead = true;
@@ -1333,7 +1342,7 @@ static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
  * add_dest and upd_dest: IPVS has linked @dest into the service, or changed
  * its weight.  IPVS ignores the return: a destination that cannot be
  * recorded leaves the set incomplete, logged and shown in /proc, and the
- * published table serving until a later callback repairs the set.
+ * published table serving until the build repairs the set.
  */
 static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
 				 struct ip_vs_dest *dest)
@@ -1341,10 +1350,8 @@ static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
 	struct maglev_service *ms = svc->sched_data;
 
 	mutex_lock(&ms->set_lock);
-	if (ms->incomplete)
-		maglev_set_add_all(ms, svc);
-	else if (maglev_set_add(ms, dest))
-		pr_warn_ratelimited("%s: no memory to record a maglev destination: the table is kept until the next change\n",
+	if (maglev_set_add(ms, dest, GFP_KERNEL))
+		pr_warn_ratelimited("%s: no memory to record a maglev destination: the build repairs the set\n",
 				    ms->name);
 	mutex_unlock(&ms->set_lock);
 	maglev_changed(ms);
@@ -1370,8 +1377,6 @@ static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
 			maglev_set_spare(ms, next);
 		kfree(d);
 	}
-	if (ms->incomplete)
-		maglev_set_add_all(ms, svc);
 	mutex_unlock(&ms->set_lock);
 	maglev_changed(ms);
 	return 0;

@@ -11,6 +11,9 @@
 #    traffic; the build is retried until it succeeds (alloc_fail counts the
 #    failures), every flow is served meanwhile, and the final table equals
 #    maglev-sim's.
+# 4. Then failslab fails the allocation of the set's entry for a server
+#    that "ipvsadm -a" adds: the set is incomplete, and with no other change
+#    the build records the server from IPVS's list and publishes it.
 # The harness fails the test on any kernel report (KASAN, lockdep, ...).
 # guest-timeout: 300
 # kcsan-kernel: yes
@@ -143,5 +146,39 @@ expect_eq "$S: caught up after the retries" "$(svc_field "$S" pending)" 0
 expect_eq "$S: no other failure" "$(svc_field "$S" build_fail)" 0
 check "$S: the table changed" [ "$(svc_field "$S" digest)" != "$d" ]
 check_sim "$S after the retries" "$S" "$T/s"
+
+# --- 4. a destination that could not be recorded -----------------------------
+# failslab fails the first allocation from kmalloc-cg-96, the cache of the
+# set's entries (struct maglev_dest, 92 bytes), of the task of one
+# "ipvsadm -a": IPVS adds the server, the module cannot record it. With no
+# other change of the service, the build that change queued records it
+# from IPVS's list and publishes the table with it, within the hold-off.
+C96=/sys/kernel/slab/kmalloc-cg-96/failslab
+echo 1 >$C96 || fail "part 4: no failslab for kmalloc-cg-96"
+echo Y >$FS/cache-filter
+echo 1 >$FS/times
+warned=$(dmesg | grep -c "no memory to record a maglev destination")
+# shellcheck disable=SC2016 # expanded by the inner sh
+sh -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' sh \
+	ipvsadm -a -u $V:80 -r 10.1.1.9:80 -m || fail "part 4: ipvsadm -a refused"
+echo "ADD_NODE 10.1.1.9:80" >>"$T/s"
+echo 0 >$FS/times
+echo 0 >$C96
+echo N >$FS/cache-filter
+check "part 4: the set could not record the server (the log says so)" \
+	[ "$(dmesg | grep -c "no memory to record a maglev destination")" -gt "$warned" ]
+# The hold-off (50 ms) and the build: seconds on the debug kernel, not 60.
+if wait_caught_up "" 10; then
+	pass "part 4: the service caught up with no other change"
+fi
+expect_eq "$S: the set is complete again" "$(svc_field_now "$S" incomplete)" 0
+expect_eq "$S: the table has the server" \
+	"$(svc_dests "$S" | grep -c '^10.1.1.9:80 1 ')" 1
+check_sim "$S after the repair" "$S" "$T/s"
+if dmesg | grep -q "maglev destinations recorded again"; then
+	pass "part 4: the log says the set was repaired"
+else
+	fail "part 4: the log does not say the set was repaired"
+fi
 cleanup_net
 finish

@@ -109,10 +109,6 @@
 #define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN)
 
-/* /proc positions: service k's line (1 + k) << 17, its dest lines + 1..N. */
-#define MAGLEV_POS_SHIFT	17
-#define MAGLEV_POS_LINE		((1 << MAGLEV_POS_SHIFT) - 1)
-
 /**
  * struct maglev_key - a published client hash key
  * @hkey: the client hash's key (maglev_hkey_from_bytes())
@@ -175,7 +171,7 @@ struct maglev_net {
  * @node: entry in its namespace's store
  * @mn: the namespace's state (one reference)
  * @ref: one for each descriptor (struct maglev_lut) built on it, and for
- *	each /proc reader in the middle of its destination lines
+ *	each /proc reader printing its destination lines
  * @users: services whose published table it is
  * @hash: maglev_inputs_hash() of M and the backends
  * @id: the table's number in its namespace (1, 2, ...)
@@ -308,14 +304,10 @@ struct maglev_service {
 /**
  * struct maglev_iter - a reader of /proc/net/ip_vs_maglev
  * @net: the namespace (a reference)
- * @held: the table whose destination lines are printed next (a reference)
- * @held_pos: position of the service line @held was read with
- * @ms: the service of the record start() found (a reference until stop())
+ * @ms: the service of the current record (a reference until stop())
  */
 struct maglev_iter {
 	struct net *net;
-	struct maglev_shared *held;
-	loff_t held_pos;
 	struct maglev_service *ms;
 };
 
@@ -894,15 +886,46 @@ static void maglev_changed(struct maglev_service *ms)
 	mem_cgroup_put(memcg);
 }
 
+/*
+ * The service after @prev, whose reference it puts, with a reference: in
+ * O(1) while @prev is listed (not dead: its removal and its successor's
+ * wait for IPVS's mutex), else the one at ordinal @k from the head (one
+ * whose last reference is gone has ended).  NULL past the last one.
+ */
+static struct maglev_service *maglev_svc_next(struct maglev_net *mn,
+					      struct maglev_service *prev,
+					      loff_t k)
+{
+	struct maglev_service *ms = NULL;
+
+	rcu_read_lock();
+	spin_lock(&mn->lock);
+	if (prev && !prev->dead) {
+		ms = prev;
+		k = 0;
+	}
+	spin_unlock(&mn->lock);
+	ms = list_prepare_entry(ms, &mn->services, node);
+	list_for_each_entry_continue_rcu(ms, &mn->services, node) {
+		if (k-- <= 0 && refcount_inc_not_zero(&ms->ref))
+			break;
+	}
+	rcu_read_unlock();
+	if (prev)
+		maglev_svc_put(prev);
+	return list_entry_is_head(ms, &mn->services, node) ? NULL : ms;
+}
+
 /* A sysctl changed the table size: rebuild the namespace's services. */
 static void maglev_rebuild_net(struct maglev_net *mn)
 {
-	struct maglev_service *ms;
+	struct maglev_service *ms = NULL;
+	u32 i = 0;
 
-	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
+	while ((ms = maglev_svc_next(mn, ms, i++))) {
 		maglev_changed(ms);
-	rcu_read_unlock();
+		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	}
 }
 
 /*
@@ -1517,16 +1540,18 @@ static size_t maglev_state_mem(const struct maglev_service *ms)
 	       READ_ONCE(ms->nr) * kmalloc_size_roundup(sizeof(struct maglev_dest));
 }
 
-/* The service line; the destination lines follow from its table. */
-static void maglev_show_service(struct seq_file *seq, struct maglev_iter *it)
+/*
+ * A service's record: its line, and its table's destination lines, all in
+ * the reader's buffer (charged to the reader); no table is held after it.
+ */
+static void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
-	struct maglev_service *ms = it->ms;
 	struct maglev_net *mn = ms->mn;
 	const struct maglev_table *t = &none;
 	struct maglev_shared *sh = NULL;
 	const struct maglev_lut *lut;
-	u32 flags = 0, users = 0;
+	u32 i, flags = 0, users = 0;
 	size_t mem = maglev_state_mem(ms);
 	u64 gen, table_gen = 0;
 	bool dead;
@@ -1566,9 +1591,14 @@ static void maglev_show_service(struct seq_file *seq, struct maglev_iter *it)
 		   READ_ONCE(ms->nr), READ_ONCE(ms->incomplete));
 out:
 	rcu_read_unlock();
-	maglev_shared_put(it->held);
-	it->held = sh;
-	it->held_pos = seq->index;
+	for (i = 0; i < t->nr_backends && !seq_has_overflowed(seq); i++) {
+		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
+			   (int)sh->be[i].name_len, sh->be[i].name,
+			   sh->be[i].weight, sh->be[i].slots,
+			   sh->be[i].drain_weight);
+		maglev_resched(i + 1, MAGLEV_RESCHED_ENTRIES);
+	}
+	maglev_shared_put(sh);
 }
 
 /* The namespace's line: its services and tables, each table's bytes once. */
@@ -1607,65 +1637,39 @@ static void maglev_seq_stop(struct seq_file *seq, void *v)
 }
 
 /*
- * The record at *@pos: a destination line of the held table, or the line
- * of the service at its ordinal (the next one's when the held table has no
- * more lines), with a reference on the service; NULL past the last one.
+ * The record at *@pos: the namespace's line (0), or the service at ordinal
+ * *@pos - 1, with a reference; NULL past the last one.  The walk from the
+ * head is once a read(); next() goes on in O(1).
  */
 static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 {
 	struct maglev_iter *it = seq->private;
 	struct maglev_net *mn = maglev_pernet(it->net);
-	struct maglev_service *ms, *found = NULL;
-	u32 line = *pos & MAGLEV_POS_LINE;
-	loff_t k;
 
 	maglev_seq_stop(seq, NULL);
 	/* Without a service the file is empty. */
 	if (!*pos)
 		return list_empty(&mn->services) ? NULL : SEQ_START_TOKEN;
-	if (line && it->held && it->held_pos == *pos - line &&
-	    line <= it->held->table->nr_backends)
-		return it;
-	if (line)
-		*pos = (*pos | MAGLEV_POS_LINE) + 1;
-	k = (*pos >> MAGLEV_POS_SHIFT) - 1;
-	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node) {
-		if (k) {
-			k--;
-		} else if (refcount_inc_not_zero(&ms->ref)) {
-			/* (One whose last reference is gone has ended.) */
-			found = ms;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	it->ms = found;
-	return found ? it : NULL;
+	it->ms = maglev_svc_next(mn, NULL, *pos - 1);
+	return it->ms ? it : NULL;
 }
 
 static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
 {
-	*pos = v == SEQ_START_TOKEN ? 1 << MAGLEV_POS_SHIFT : *pos + 1;
-	return maglev_seq_start(seq, pos);
+	struct maglev_iter *it = seq->private;
+
+	it->ms = maglev_svc_next(maglev_pernet(it->net), it->ms, (*pos)++);
+	return it->ms ? it : NULL;
 }
 
 static int maglev_seq_show(struct seq_file *seq, void *v)
 {
 	struct maglev_iter *it = seq->private;
-	u32 line = seq->index & MAGLEV_POS_LINE;
-	const struct maglev_backend *b;
 
-	if (v == SEQ_START_TOKEN) {
+	if (v == SEQ_START_TOKEN)
 		maglev_show_net(seq, maglev_pernet(it->net));
-	} else if (!line) {
-		maglev_show_service(seq, it);
-	} else {
-		b = &it->held->be[line - 1];
-		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
-			   (int)b->name_len, b->name, b->weight, b->slots,
-			   b->drain_weight);
-	}
+	else
+		maglev_show_service(seq, it->ms);
 	return 0;
 }
 
@@ -1697,7 +1701,6 @@ static int maglev_proc_release(struct inode *inode, struct file *file)
 	struct seq_file *seq = file->private_data;
 	struct maglev_iter *it = seq->private;
 
-	maglev_shared_put(it->held);
 	put_net(it->net);
 	return seq_release_private(inode, file);
 }

@@ -23,7 +23,9 @@
 #    memory cgroup with table size 5000011 raises that cgroup's
 #    memory.current by at least the table's memory ("mem" in /proc), which goes again after the deletion.
 # e. Bounded concurrency: the workqueue's max_active is 4 (WQ_SYSFS).
-# The debug kernel runs c, d and e.
+# f. Readers of /proc/net/ip_vs_maglev keep no superseded table alive: three
+#    descriptors left open across three rebuilds leave one table stored.
+# The debug kernel runs c, d, e and f.
 # guest-timeout: 300
 # debug-kernel: yes
 . "${0%/*}/lib.sh"
@@ -365,6 +367,37 @@ else
 	# workqueue is WQ_SYSFS: without the directory nothing says max_active.
 	fail "no $WQ (CONFIG_SYSFS or the workqueue's sysfs missing): max_active not checked"
 fi
+
+# --- f. readers pin no superseded table ---------------------------------------------
+# Three descriptors of $PROC, each open after reading the namespace's and
+# the service's lines, while the service gets a new table after each: the
+# store keeps only the current table. (A reader used to hold the table of
+# the last service line it read until its next service line or its close:
+# anybody could keep one superseded table alive per descriptor.)
+ns_tables() {
+	awk '$1 == "namespace" { for (i = 2; i < NF; i += 2)
+		if ($i == "tables") print $(i + 1) }' $PROC
+}
+ipvsadm -C
+run ipvsadm -A -t 10.0.0.3:80 -s maglev
+run ipvsadm -a -t 10.0.0.3:80 -r 10.1.1.1:80 -m
+wait_caught_up
+for fd in 3 4 5; do
+	eval "exec $fd<$PROC"
+	eval "read -r _line <&$fd && read -r _line <&$fd" ||
+		fail "f: descriptor $fd: no service line"
+	run ipvsadm -a -t 10.0.0.3:80 -r "10.1.$((fd - 1)).1:80" -m
+	wait_caught_up
+done
+n=50
+while [ "$(ns_tables)" != 1 ] && [ $n -gt 0 ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+expect_eq "f: tables stored with 3 readers open over 3 rebuilds (the current one only)" \
+	"$(ns_tables)" 1
+exec 3<&- 4<&- 5<&-
+run ipvsadm -D -t 10.0.0.3:80
 
 # shellcheck disable=SC2086
 kill $SERVERS 2>/dev/null

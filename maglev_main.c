@@ -1181,7 +1181,7 @@ static DEFINE_RATELIMIT_STATE(maglev_ratelimit, 5 * HZ, 50);
 /*
  * maglev_table_size, maglev_holdoff_ms and maglev_hash_key (.data NULL),
  * read and written as text so that a rejected value is logged with its
- * reason (never a key's text).  A new table size rebuilds the namespace's
+ * reason (never the text written).  A new table size rebuilds the namespace's
  * services.  The key is read and written only with CAP_NET_ADMIN (0600).
  */
 static int maglev_sysctl(maglev_ctl_table *table, int write, void *buffer,
@@ -1214,8 +1214,7 @@ static int maglev_sysctl(maglev_ctl_table *table, int write, void *buffer,
 		     maglev_parse_key(text, strlen(text), b);
 	if (ret) {
 		if (__ratelimit(&maglev_ratelimit))
-			pr_info("%s%s%s rejected: %s\n", table->procname,
-				data ? " " : "", data ? text : "", why);
+			pr_info("%s rejected: %s\n", table->procname, why);
 	} else if (!data) {
 		ret = maglev_set_key(mn, b);
 	} else if (xchg(data, v) != v && data == &mn->table_size) {

@@ -22,7 +22,6 @@
 #include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/export.h>
-#include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/hashtable.h>
 #include <linux/hex.h>
@@ -32,6 +31,7 @@
 #include <linux/kstrtox.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/math.h>
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -49,6 +49,7 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
+#include <linux/seq_file_net.h>
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -232,6 +233,7 @@ struct maglev_lut {
  * @weight: its weight, 0..INT_MAX
  * @drain_weight: with @weight 0, its last weight (draining), else 0
  * @name_len: length of @name
+ * @pos: with a weight, its index in the service's @spares
  * @name: its backend name, "A.B.C.D:port" or "[v6]:port"
  */
 struct maglev_dest {
@@ -240,25 +242,39 @@ struct maglev_dest {
 	u32 weight;
 	u32 drain_weight;
 	u32 name_len;
+	u32 pos;
 	char name[MAGLEV_ADDR_NAME_MAX + 1];
+};
+
+/**
+ * struct maglev_spares - the destinations of a set that have a weight
+ * @nr: how many (read by the lookup with smp_load_acquire())
+ * @room: entries allocated, at least the set's size
+ * @rcu: frees a replaced array after a grace period
+ * @dest: the destinations, in no order
+ */
+struct maglev_spares {
+	u32 nr;
+	u32 room;
+	struct rcu_head rcu;
+	struct ip_vs_dest *dest[];
 };
 
 /**
  * struct maglev_service - per-service scheduler state (svc->sched_data)
  * @node: entry in the namespace's service list
  * @mn: the namespace's state (one reference)
- * @svc: the IPVS service; only the callbacks and the lookup read it,
- *	/proc under the namespace's lock while not @dead, and a build's
- *	repair of the set under @set_lock while @incomplete
- * @lut: the published table, or NULL before the first one (RCU)
- * @spare: a destination of the set with a weight, if any: the lookup's
- *	last resort (RCU; written under IPVS's mutex and @set_lock)
+ * @svc: the IPVS service, read by the callbacks, the lookup, /proc (under
+ *	the namespace's lock, not @dead) and a repair (under @set_lock)
+ * @lut: the published table, or NULL before the first one (RCU; written
+ *	by the namespace's work alone, which never runs twice at once)
+ * @spares: the destinations of the set with a weight: the lookup's last
+ *	resort, one by the client hash (RCU; written under @set_lock)
  * @ref: one for the IPVS service, one while pending or being built
- * @set_lock: protects @set, @nr, @live and @incomplete: the callbacks
- *	change them, a build copies them
+ * @set_lock: protects @set, @nr, @spares and @incomplete: the callbacks
+ *	change them, a build copies them; taken under IPVS's mutex, if any
  * @set: the destinations (struct maglev_dest) by name
  * @nr: number of destinations in @set
- * @live: those with a weight
  * @incomplete: a destination could not be recorded; a build repairs the
  *	set before it copies it
  * @dead: set by done_service; nothing is published after it (*)
@@ -281,12 +297,11 @@ struct maglev_service {
 	struct maglev_net *mn;
 	struct ip_vs_service *svc;
 	struct maglev_lut __rcu *lut;
-	struct ip_vs_dest __rcu *spare;
+	struct maglev_spares __rcu *spares;
 	refcount_t ref;
 	struct mutex set_lock;	/* see above */
 	struct rb_root set;
 	u32 nr;
-	u32 live;
 	bool incomplete;
 	bool dead;
 	struct list_head pending_node;
@@ -299,16 +314,6 @@ struct maglev_service {
 	u64 build_fail;
 	char name[MAGLEV_SVC_NAME_MAX];
 	struct rcu_head rcu;
-};
-
-/**
- * struct maglev_iter - a reader of /proc/net/ip_vs_maglev
- * @net: the namespace (a reference)
- * @ms: the service of the current record (a reference until stop())
- */
-struct maglev_iter {
-	struct net *net;
-	struct maglev_service *ms;
 };
 
 /*
@@ -354,10 +359,7 @@ static int maglev_parse(const char *text, bool size, unsigned int *v,
 	return *v > MAGLEV_HOLDOFF_MAX_MS ? -EINVAL : 0;
 }
 
-/*
- * A hash key: 32 hex digits, with at most one trailing newline.  A rejected
- * one's bytes decoded so far are wiped.
- */
+/* A hash key: 32 hex digits, one trailing newline at most; else wiped. */
 static int maglev_parse_key(const char *s, size_t len, u8 *b)
 {
 	if (len && s[len - 1] == '\n')
@@ -399,10 +401,7 @@ static int maglev_param_set(const char *val, const struct kernel_param *kp)
 	return -EINVAL;
 }
 
-/*
- * The key's file is 0600, and sysfs checks nothing more: as for the
- * sysctl, the reader needs CAP_NET_ADMIN (in the initial user namespace).
- */
+/* The key's file is 0600, sysfs checks no more: it needs CAP_NET_ADMIN. */
 static int maglev_param_get(char *buf, const struct kernel_param *kp)
 {
 	if (kp->arg != maglev_hash_key)
@@ -524,24 +523,48 @@ static struct maglev_dest *maglev_set_find(struct maglev_service *ms,
 			     struct maglev_dest, node);
 }
 
-/*
- * Make the spare a destination with a weight, starting at @from (the first
- * if NULL) and going round the set, or none if no destination has one.
- */
-static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
+/* Room for one more spare: a copy twice the size; the old one RCU-freed. */
+static int maglev_spares_grow(struct maglev_service *ms, gfp_t gfp)
 {
-	struct rb_node *node = from ? from : rb_first(&ms->set);
-	struct maglev_dest *d = NULL;
-	u32 i;
+	struct maglev_spares *a = rcu_dereference_protected(ms->spares,
+				lockdep_is_held(&ms->set_lock)), *n;
+	u32 room = a ? a->room : 0;
 
-	for (i = 0; ms->live && i < ms->nr; i++) {
-		d = rb_entry(node, struct maglev_dest, node);
-		if (d->weight)
-			break;
-		node = rb_next(node) ?: rb_first(&ms->set);
-		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	if (ms->nr < room)
+		return 0;
+	room = max(2 * room, 8U);
+	n = kvmalloc(struct_size(n, dest, room), gfp | __GFP_ACCOUNT |
+		     __GFP_NOWARN);
+	if (!n)
+		return -ENOMEM;
+	n->room = room;
+	n->nr = a ? a->nr : 0;
+	if (a)
+		memcpy(n->dest, a->dest, array_size(a->nr, sizeof(*a->dest)));
+	rcu_assign_pointer(ms->spares, n);
+	kvfree_rcu(a, rcu);
+	return 0;
+}
+
+/* Put @d into @ms->spares (@on), or the last one into its place instead. */
+static void maglev_spares_set(struct maglev_service *ms, struct maglev_dest *d,
+			      bool on)
+{
+	struct maglev_spares *a = rcu_dereference_protected(ms->spares,
+				lockdep_is_held(&ms->set_lock));
+	struct maglev_dest key, *last;
+
+	if (on) {
+		d->pos = a->nr;
+		WRITE_ONCE(a->dest[d->pos], d->dest);
+		/* The entry before the count (the lookup's acquire). */
+		smp_store_release(&a->nr, a->nr + 1);
+		return;
 	}
-	rcu_assign_pointer(ms->spare, ms->live ? d->dest : NULL);
+	last = maglev_set_find(ms, &key, a->dest[a->nr - 1]);
+	last->pos = d->pos;
+	WRITE_ONCE(a->dest[d->pos], last->dest);
+	WRITE_ONCE(a->nr, a->nr - 1);
 }
 
 /*
@@ -553,10 +576,13 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest,
 			  gfp_t gfp)
 {
 	struct maglev_dest *d, key = {};
+	bool had;
 
 	d = maglev_set_find(ms, &key, dest);
 	if (!d) {
-		d = kmalloc(sizeof(*d), gfp | __GFP_ACCOUNT | __GFP_NOWARN);
+		if (!maglev_spares_grow(ms, gfp))
+			d = kmalloc(sizeof(*d), gfp | __GFP_ACCOUNT |
+				    __GFP_NOWARN);
 		if (!d) {
 			ms->incomplete = true;
 			return -ENOMEM;
@@ -566,15 +592,12 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest,
 		rb_add(&d->node, &ms->set, maglev_set_less);
 		ms->nr++;
 	}
-	ms->live -= !!d->weight;
+	had = d->weight;
 	d->weight = max(atomic_read(&dest->weight), 0);
 	d->drain_weight = d->weight ? 0 :
 			  max(atomic_read(&dest->last_weight), 0);
-	ms->live += !!d->weight;
-	if (d->weight)
-		rcu_assign_pointer(ms->spare, dest);
-	else if (rcu_access_pointer(ms->spare) == dest)
-		maglev_set_spare(ms, rb_next(&d->node));
+	if (had != !!d->weight)
+		maglev_spares_set(ms, d, d->weight);
 	return 0;
 }
 
@@ -587,7 +610,6 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest,
 static void maglev_set_add_all(struct maglev_service *ms,
 			       struct ip_vs_service *svc, gfp_t gfp)
 {
-	bool repair = ms->incomplete;
 	struct maglev_dest key;
 	struct ip_vs_dest *dest;
 	u32 i = 0;
@@ -601,14 +623,13 @@ static void maglev_set_add_all(struct maglev_service *ms,
 		if (gfpflags_allow_blocking(gfp))
 			maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
 	}
-	if (repair)
-		pr_info("%s: maglev destinations recorded again\n", ms->name);
 }
 
 /* Empty the set, at the service's end. */
 static void maglev_set_clear(struct maglev_service *ms)
 {
 	struct maglev_dest *d, *n;
+	struct maglev_spares *a;
 	u32 i = 0;
 
 	rbtree_postorder_for_each_entry_safe(d, n, &ms->set, node) {
@@ -617,9 +638,9 @@ static void maglev_set_clear(struct maglev_service *ms)
 	}
 	ms->set = RB_ROOT;
 	ms->nr = 0;
-	ms->live = 0;
 	ms->incomplete = false;	/* nothing to repair: @svc may be gone */
-	RCU_INIT_POINTER(ms->spare, NULL);
+	a = rcu_replace_pointer(ms->spares, NULL, true);
+	kvfree_rcu(a, rcu);
 }
 
 /* Builds and the table store ("Builds", "Sharing", "Lifetimes") */
@@ -807,7 +828,7 @@ static void maglev_lut_retire(struct maglev_lut *lut)
 /* The last reference retires the service's table and frees its state. */
 static void maglev_svc_put(struct maglev_service *ms)
 {
-	if (!refcount_dec_and_test(&ms->ref))
+	if (!ms || !refcount_dec_and_test(&ms->ref))
 		return;
 	maglev_lut_retire(rcu_dereference_protected(ms->lut, true));
 	mem_cgroup_put(ms->memcg);
@@ -887,32 +908,28 @@ static void maglev_changed(struct maglev_service *ms)
 }
 
 /*
- * The service after @prev, whose reference it puts, with a reference: in
- * O(1) while @prev is listed (not dead: its removal and its successor's
- * wait for IPVS's mutex), else the one at ordinal @k from the head (one
- * whose last reference is gone has ended).  NULL past the last one.
+ * The service after @prev (whose reference it puts), with a reference: O(1)
+ * while @prev is not dead (its removal and its successor's need IPVS's
+ * mutex), else the one at ordinal @k.  NULL past the last one.
  */
 static struct maglev_service *maglev_svc_next(struct maglev_net *mn,
 					      struct maglev_service *prev,
 					      loff_t k)
 {
-	struct maglev_service *ms = NULL;
+	struct maglev_service *ms;
 
 	rcu_read_lock();
 	spin_lock(&mn->lock);
-	if (prev && !prev->dead) {
-		ms = prev;
-		k = 0;
-	}
+	ms = prev && !prev->dead ? prev : NULL;
 	spin_unlock(&mn->lock);
+	k = ms ? 0 : k;
 	ms = list_prepare_entry(ms, &mn->services, node);
 	list_for_each_entry_continue_rcu(ms, &mn->services, node) {
 		if (k-- <= 0 && refcount_inc_not_zero(&ms->ref))
 			break;
 	}
 	rcu_read_unlock();
-	if (prev)
-		maglev_svc_put(prev);
+	maglev_svc_put(prev);
 	return list_entry_is_head(ms, &mn->services, node) ? NULL : ms;
 }
 
@@ -1289,7 +1306,7 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
  *
  * Records the service's destinations and queues the first build at once,
  * charged to the calling task's memory cgroup; until it publishes, new
- * connections go to the spare destination.
+ * connections spread over the destinations with a weight.
  *
  * Context: process context, IPVS configuration mutex held.
  * Return: 0, or -ENOMEM.
@@ -1386,17 +1403,14 @@ static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
 {
 	struct maglev_service *ms = svc->sched_data;
 	struct maglev_dest *d, key;
-	struct rb_node *next;
 
 	mutex_lock(&ms->set_lock);
 	d = maglev_set_find(ms, &key, dest);
 	if (d) {
-		next = rb_next(&d->node);
-		ms->live -= !!d->weight;
+		if (d->weight)
+			maglev_spares_set(ms, d, false);
 		ms->nr--;
 		rb_erase(&d->node, &ms->set);
-		if (rcu_access_pointer(ms->spare) == d->dest)
-			maglev_set_spare(ms, next);
 		kfree(d);
 	}
 	mutex_unlock(&ms->set_lock);
@@ -1472,26 +1486,30 @@ static struct ip_vs_dest *maglev_table_dest(const struct maglev_lut *lut,
 }
 
 /*
- * The table's choice is unavailable: a few rehashes of the client hash,
- * then the service's spare, which has a weight whenever any destination of
- * the service has one (a table that lags its service: none yet, or one
- * whose destinations are all retired).  O(1) per connection.
+ * The table's choice is unavailable: a few rehashes of the client hash in
+ * the table, then as many among the service's destinations with a weight,
+ * for a table that lags its service (none yet, or all retired).  O(1).
  */
 static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
 					  const struct maglev_service *ms,
 					  const struct maglev_lut *lut,
 					  u32 hash)
 {
+	const struct maglev_spares *a = rcu_dereference(ms->spares);
+	/* The entries below the count (maglev_spares_set()'s release). */
+	u32 i, h, nr = a ? smp_load_acquire(&a->nr) : 0;
 	struct ip_vs_dest *dest;
-	u32 i;
 
-	for (i = 1; i <= MAGLEV_FALLBACK_TRIES; i++) {
-		dest = maglev_table_dest(lut, maglev_rehash(hash, i));
+	for (i = 1; i <= 2 * MAGLEV_FALLBACK_TRIES; i++) {
+		h = maglev_rehash(hash, i);
+		if (i <= MAGLEV_FALLBACK_TRIES)
+			dest = maglev_table_dest(lut, h);
+		else
+			dest = nr ? READ_ONCE(a->dest[reciprocal_scale(h, nr)]) : NULL;
 		if (dest && !maglev_dest_unavailable(svc, dest))
 			return dest;
 	}
-	dest = rcu_dereference(ms->spare);
-	return dest && !maglev_dest_unavailable(svc, dest) ? dest : NULL;
+	return NULL;
 }
 
 /**
@@ -1539,10 +1557,7 @@ static size_t maglev_state_mem(const struct maglev_service *ms)
 	       READ_ONCE(ms->nr) * kmalloc_size_roundup(sizeof(struct maglev_dest));
 }
 
-/*
- * A service's record: its line, and its table's destination lines, all in
- * the reader's buffer (charged to the reader); no table is held after it.
- */
+/* A service's lines: one record, in the reader's buffer; no table kept. */
 static void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
@@ -1625,50 +1640,39 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 	spin_unlock(&mn->lock);
 }
 
-/* Drop the reference on the service of the last record. */
-static void maglev_seq_stop(struct seq_file *seq, void *v)
-{
-	struct maglev_iter *it = seq->private;
-
-	if (it->ms)
-		maglev_svc_put(it->ms);
-	it->ms = NULL;
-}
-
 /*
- * The record at *@pos: the namespace's line (0), or the service at ordinal
- * *@pos - 1, with a reference; NULL past the last one.  The walk from the
- * head is once a read(); next() goes on in O(1).
+ * Records: the namespace's line (0), then each service (a reference, which
+ * next() or stop() puts): start() walks to its ordinal once a read(), and
+ * next() steps in O(1).
  */
 static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 {
-	struct maglev_iter *it = seq->private;
-	struct maglev_net *mn = maglev_pernet(it->net);
+	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
 
-	maglev_seq_stop(seq, NULL);
 	/* Without a service the file is empty. */
 	if (!*pos)
 		return list_empty(&mn->services) ? NULL : SEQ_START_TOKEN;
-	it->ms = maglev_svc_next(mn, NULL, *pos - 1);
-	return it->ms ? it : NULL;
+	return maglev_svc_next(mn, NULL, *pos - 1);
 }
 
 static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
 {
-	struct maglev_iter *it = seq->private;
+	return maglev_svc_next(maglev_pernet(seq_file_net(seq)),
+			       v == SEQ_START_TOKEN ? NULL : v, (*pos)++);
+}
 
-	it->ms = maglev_svc_next(maglev_pernet(it->net), it->ms, (*pos)++);
-	return it->ms ? it : NULL;
+static void maglev_seq_stop(struct seq_file *seq, void *v)
+{
+	if (v != SEQ_START_TOKEN)
+		maglev_svc_put(v);
 }
 
 static int maglev_seq_show(struct seq_file *seq, void *v)
 {
-	struct maglev_iter *it = seq->private;
-
 	if (v == SEQ_START_TOKEN)
-		maglev_show_net(seq, maglev_pernet(it->net));
+		maglev_show_net(seq, maglev_pernet(seq_file_net(seq)));
 	else
-		maglev_show_service(seq, it->ms);
+		maglev_show_service(seq, v);
 	return 0;
 }
 
@@ -1677,38 +1681,6 @@ static const struct seq_operations maglev_seq_ops = {
 	.next = maglev_seq_next,
 	.stop = maglev_seq_stop,
 	.show = maglev_seq_show,
-};
-
-static int maglev_proc_open(struct inode *inode, struct file *file)
-{
-	struct net *net = maybe_get_net(pde_data(inode));
-	struct maglev_iter *it;
-
-	if (!net)
-		return -ENXIO;
-	it = __seq_open_private(file, &maglev_seq_ops, sizeof(*it));
-	if (!it) {
-		put_net(net);
-		return -ENOMEM;
-	}
-	it->net = net;
-	return 0;
-}
-
-static int maglev_proc_release(struct inode *inode, struct file *file)
-{
-	struct seq_file *seq = file->private_data;
-	struct maglev_iter *it = seq->private;
-
-	put_net(it->net);
-	return seq_release_private(inode, file);
-}
-
-static const struct proc_ops maglev_proc_ops = {
-	.proc_open = maglev_proc_open,
-	.proc_read_iter = seq_read_iter,
-	.proc_lseek = seq_lseek,
-	.proc_release = maglev_proc_release,
 };
 
 /* Registration */
@@ -1744,8 +1716,8 @@ static int __net_init maglev_net_init(struct net *net)
 		goto fail_key;
 	ret = -ENOMEM;
 	if (IS_ENABLED(CONFIG_PROC_FS) &&
-	    !proc_create_data("ip_vs_maglev", 0444, net->proc_net,
-			      &maglev_proc_ops, net))
+	    !proc_create_net("ip_vs_maglev", 0444, net->proc_net,
+			     &maglev_seq_ops, sizeof(struct seq_net_private)))
 		goto fail_sysctl;
 	*(struct maglev_net **)net_generic(net, maglev_net_id) = mn;
 	return 0;

@@ -7,7 +7,8 @@
 #    after every weight went to 0. The service's build is still held off
 #    when the last connection is answered (asserted: pending 1 after the
 #    probe), so every connection met the table from before the change.
-#    The same with rr, for comparison; both counts are printed.
+#    The same with rr, for comparison; both counts are printed. (iii) Until
+#    the first table, flows spread over the servers with a weight.
 # b. Clients cannot aim: 1000 source ports that maglev-sim says the zero
 #    key sends to one server all go there; under a random secret key the
 #    same flows spread over the servers by their slot shares (5 sigma).
@@ -115,6 +116,26 @@ for sched in maglev rr; do
 	probe "(ii) one server restored after all weights 0" $P $sched \
 		ipvsadm -e -t $V:$P -r 10.1.2.1:80 -m -w 1
 done
+# (iii) Until the first table, new connections spread over the servers with
+# a weight, by the client hash: a flag-2 UDP service created empty (its
+# first build, of no server, runs at once) gets three servers within the
+# hold-off, and 300 flows from distinct ports sent while the build waits
+# (pending 1 after them) reach all three, at least 50 each (a third is
+# 100, 5 sigma is 41). They all went to the last server added.
+run ipvsadm -A -u $V:8082 -s maglev -b flag-2
+wait_caught_up
+for i in 1 2 3; do
+	run ipvsadm -a -u $V:8082 -r "10.1.$i.1:80" -m -w 1
+done
+NOWAIT=1 flows $V 8082 30000 300 "$(client_addrs 4 1 200)" >/dev/null
+expect_eq "maglev (iii): the first table still held off after the flows" \
+	"$(svc_field_now "UDP $V:8082" pending)" 1
+conns $V 8082 | awk '{ c[$3]++ } END { for (d in c) print d, c[d] }' |
+	sort >"$T/first"
+echo "RESULT: maglev (iii) before the first table: $(tr '\n' ' ' <"$T/first")"
+expect_eq "maglev (iii): servers that got flows before the first table" \
+	"$(awk '$2 >= 50' "$T/first" | wc -l)" 3
+run ipvsadm -D -u $V:8082
 holdoff 50
 ipvsadm -C
 

@@ -129,7 +129,7 @@ struct maglev_key {
  * @ref: one for the namespace, each service, the queued @work and each
  *	stored table; it outlives the namespace while they do ("Lifetimes")
  * @lock: protects @pending, @due, the store, and each service's build
- *	state (the fields of struct maglev_service marked (*))
+ *	state (the fields of struct maglev_service marked (*)); innermost
  * @pending: services with a build to run, in the order of their changes
  * @work: builds one due service a run, then queues itself for the next
  * @due: when @work runs (valid while it is queued)
@@ -1048,7 +1048,8 @@ static u32 maglev_lut_churn(const struct maglev_lut *old,
 static int maglev_build_table(struct maglev_service *ms)
 {
 	struct maglev_net *mn = ms->mn;
-	struct maglev_lut *lut, *old = rcu_dereference_protected(ms->lut, 1);
+	struct maglev_lut *lut, *old = rcu_dereference_protected(ms->lut,
+				current_work() == &mn->work.work);
 	struct mem_cgroup *memcg, *old_memcg;
 	struct maglev_backend *be = NULL;
 	struct maglev_shared *t = NULL;

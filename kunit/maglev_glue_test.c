@@ -515,8 +515,8 @@ static void maglev_set_repair_test(struct kunit *test)
 /*
  * The lookup: a retired choice (drained, removed, or given to another
  * service) falls back to a destination available; while the table lags
- * (none yet, or all its destinations retired) the spare takes the
- * connection; with none available, none.
+ * (none yet, or all its destinations retired) the destinations with a
+ * weight take the connections, spread; with none available, none.
  */
 static void maglev_fallback_test(struct kunit *test)
 {
@@ -535,6 +535,16 @@ static void maglev_fallback_test(struct kunit *test)
 	for (i = 0; i < SET_N; i++)
 		test_add(svc, d[i], 1);
 	KUNIT_EXPECT_NOT_NULL(test, test_pick(svc, htonl(0x0a090001)));
+	/* Without a table, the clients spread over them, not all to one. */
+	rcu_read_lock();
+	want = maglev_fallback(svc, svc->sched_data, NULL, 0);
+	for (k = 1; k < 100; k++)
+		if (maglev_fallback(svc, svc->sched_data, NULL,
+				    k * 0x9e3779b9) != want)
+			break;
+	rcu_read_unlock();
+	KUNIT_EXPECT_NOT_NULL(test, want);
+	KUNIT_EXPECT_LT(test, k, 100U);
 	KUNIT_ASSERT_NOT_NULL(test, test_settle(test, svc));
 
 	for (k = 0; k < 100; k++) {

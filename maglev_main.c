@@ -21,7 +21,6 @@
 #include <linux/container_of.h>
 #include <linux/errno.h>
 #include <linux/export.h>
-#include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/hashtable.h>
 #include <linux/hex.h>
@@ -31,6 +30,7 @@
 #include <linux/kstrtox.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/math.h>
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -48,6 +48,7 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
+#include <linux/seq_file_net.h>
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -108,10 +109,6 @@
 #define MAGLEV_GFP		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN)
 
-/* /proc positions: service k's line (1 + k) << 17, its dest lines + 1..N. */
-#define MAGLEV_POS_SHIFT	17
-#define MAGLEV_POS_LINE		((1 << MAGLEV_POS_SHIFT) - 1)
-
 /**
  * struct maglev_key - a published client hash key
  * @hkey: the client hash's key (maglev_hkey_from_bytes())
@@ -131,7 +128,7 @@ struct maglev_key {
  * @ref: one for the namespace, each service, the queued @work and each
  *	stored table; it outlives the namespace while they do ("Lifetimes")
  * @lock: protects @pending, @due, the store, and each service's build
- *	state (the fields of struct maglev_service marked (*))
+ *	state (the fields of struct maglev_service marked (*)); innermost
  * @pending: services with a build to run, in the order of their changes
  * @work: builds one due service a run, then queues itself for the next
  * @due: when @work runs (valid while it is queued)
@@ -174,7 +171,7 @@ struct maglev_net {
  * @node: entry in its namespace's store
  * @mn: the namespace's state (one reference)
  * @ref: one for each descriptor (struct maglev_lut) built on it, and for
- *	each /proc reader in the middle of its destination lines
+ *	each /proc reader printing its destination lines
  * @users: services whose published table it is
  * @hash: maglev_inputs_hash() of M and the backends
  * @id: the table's number in its namespace (1, 2, ...)
@@ -235,6 +232,7 @@ struct maglev_lut {
  * @weight: its weight, 0..INT_MAX
  * @drain_weight: with @weight 0, its last weight (draining), else 0
  * @name_len: length of @name
+ * @pos: with a weight, its index in the service's @spares
  * @name: its backend name, "A.B.C.D:port" or "[v6]:port"
  */
 struct maglev_dest {
@@ -243,26 +241,41 @@ struct maglev_dest {
 	u32 weight;
 	u32 drain_weight;
 	u32 name_len;
+	u32 pos;
 	char name[MAGLEV_ADDR_NAME_MAX + 1];
+};
+
+/**
+ * struct maglev_spares - the destinations of a set that have a weight
+ * @nr: how many (read by the lookup with smp_load_acquire())
+ * @room: entries allocated, at least the set's size
+ * @rcu: frees a replaced array after a grace period
+ * @dest: the destinations, in no order
+ */
+struct maglev_spares {
+	u32 nr;
+	u32 room;
+	struct rcu_head rcu;
+	struct ip_vs_dest *dest[];
 };
 
 /**
  * struct maglev_service - per-service scheduler state (svc->sched_data)
  * @node: entry in the namespace's service list
  * @mn: the namespace's state (one reference)
- * @svc: the IPVS service; only the callbacks and the lookup read it, and
- *	/proc under the namespace's lock while not @dead
- * @lut: the published table, or NULL before the first one (RCU)
- * @spare: a destination of the set with a weight, if any: the lookup's
- *	last resort (RCU; written under IPVS's mutex and @set_lock)
+ * @svc: the IPVS service, read by the callbacks, the lookup, /proc (under
+ *	the namespace's lock, not @dead) and a repair (under @set_lock)
+ * @lut: the published table, or NULL before the first one (RCU; written
+ *	by the namespace's work alone, which never runs twice at once)
+ * @spares: the destinations of the set with a weight: the lookup's last
+ *	resort, one by the client hash (RCU; written under @set_lock)
  * @ref: one for the IPVS service, one while pending or being built
- * @set_lock: protects @set, @nr, @live and @incomplete: the callbacks
- *	change them, a build copies them
+ * @set_lock: protects @set, @nr, @spares and @incomplete: the callbacks
+ *	change them, a build copies them; taken under IPVS's mutex, if any
  * @set: the destinations (struct maglev_dest) by name
  * @nr: number of destinations in @set
- * @live: those with a weight
- * @incomplete: a destination could not be recorded; no build publishes
- *	until a callback has repaired the set
+ * @incomplete: a destination could not be recorded; a build repairs the
+ *	set before it copies it
  * @dead: set by done_service; nothing is published after it (*)
  * @pending_node: entry in the namespace's pending list (*)
  * @gen: changes recorded (*)
@@ -283,12 +296,11 @@ struct maglev_service {
 	struct maglev_net *mn;
 	struct ip_vs_service *svc;
 	struct maglev_lut __rcu *lut;
-	struct ip_vs_dest __rcu *spare;
+	struct maglev_spares __rcu *spares;
 	refcount_t ref;
 	struct mutex set_lock;	/* see above */
 	struct rb_root set;
 	u32 nr;
-	u32 live;
 	bool incomplete;
 	bool dead;
 	struct list_head pending_node;
@@ -301,20 +313,6 @@ struct maglev_service {
 	u64 build_fail;
 	char name[MAGLEV_SVC_NAME_MAX];
 	struct rcu_head rcu;
-};
-
-/**
- * struct maglev_iter - a reader of /proc/net/ip_vs_maglev
- * @net: the namespace (a reference)
- * @held: the table whose destination lines are printed next (a reference)
- * @held_pos: position of the service line @held was read with
- * @ms: the service of the record start() found (a reference until stop())
- */
-struct maglev_iter {
-	struct net *net;
-	struct maglev_shared *held;
-	loff_t held_pos;
-	struct maglev_service *ms;
 };
 
 /*
@@ -360,14 +358,15 @@ static int maglev_parse(const char *text, bool size, unsigned int *v,
 	return *v > MAGLEV_HOLDOFF_MAX_MS ? -EINVAL : 0;
 }
 
-/* A hash key: 32 hex digits, with at most one trailing newline. */
+/* A hash key: 32 hex digits, one trailing newline at most; else wiped. */
 static int maglev_parse_key(const char *s, size_t len, u8 *b)
 {
 	if (len && s[len - 1] == '\n')
 		len--;
-	if (len != 2 * MAGLEV_KEY_BYTES || hex2bin(b, s, MAGLEV_KEY_BYTES))
-		return -EINVAL;
-	return 0;
+	if (len == 2 * MAGLEV_KEY_BYTES && !hex2bin(b, s, MAGLEV_KEY_BYTES))
+		return 0;
+	memzero_explicit(b, MAGLEV_KEY_BYTES);
+	return -EINVAL;
 }
 
 /*
@@ -401,11 +400,13 @@ static int maglev_param_set(const char *val, const struct kernel_param *kp)
 	return -EINVAL;
 }
 
-/* The key's file is 0600: only root reads it. */
+/* The key's file is 0600, sysfs checks no more: it needs CAP_NET_ADMIN. */
 static int maglev_param_get(char *buf, const struct kernel_param *kp)
 {
 	if (kp->arg != maglev_hash_key)
 		return param_get_uint(buf, kp);
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
 	return sysfs_emit(buf, "%*phN\n", MAGLEV_KEY_BYTES, kp->arg);
 }
 
@@ -521,24 +522,48 @@ static struct maglev_dest *maglev_set_find(struct maglev_service *ms,
 			     struct maglev_dest, node);
 }
 
-/*
- * Make the spare a destination with a weight, starting at @from (the first
- * if NULL) and going round the set, or none if no destination has one.
- */
-static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
+/* Room for one more spare: a copy twice the size; the old one RCU-freed. */
+static int maglev_spares_grow(struct maglev_service *ms, gfp_t gfp)
 {
-	struct rb_node *node = from ? from : rb_first(&ms->set);
-	struct maglev_dest *d = NULL;
-	u32 i;
+	struct maglev_spares *a = rcu_dereference_protected(ms->spares,
+				lockdep_is_held(&ms->set_lock)), *n;
+	u32 room = a ? a->room : 0;
 
-	for (i = 0; ms->live && i < ms->nr; i++) {
-		d = rb_entry(node, struct maglev_dest, node);
-		if (d->weight)
-			break;
-		node = rb_next(node) ?: rb_first(&ms->set);
-		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	if (ms->nr < room)
+		return 0;
+	room = max(2 * room, 8U);
+	n = kvmalloc(struct_size(n, dest, room), gfp | __GFP_ACCOUNT |
+		     __GFP_NOWARN);
+	if (!n)
+		return -ENOMEM;
+	n->room = room;
+	n->nr = a ? a->nr : 0;
+	if (a)
+		memcpy(n->dest, a->dest, array_size(a->nr, sizeof(*a->dest)));
+	rcu_assign_pointer(ms->spares, n);
+	kvfree_rcu(a, rcu);
+	return 0;
+}
+
+/* Put @d into @ms->spares (@on), or the last one into its place instead. */
+static void maglev_spares_set(struct maglev_service *ms, struct maglev_dest *d,
+			      bool on)
+{
+	struct maglev_spares *a = rcu_dereference_protected(ms->spares,
+				lockdep_is_held(&ms->set_lock));
+	struct maglev_dest key, *last;
+
+	if (on) {
+		d->pos = a->nr;
+		WRITE_ONCE(a->dest[d->pos], d->dest);
+		/* The entry before the count (the lookup's acquire). */
+		smp_store_release(&a->nr, a->nr + 1);
+		return;
 	}
-	rcu_assign_pointer(ms->spare, ms->live ? d->dest : NULL);
+	last = maglev_set_find(ms, &key, a->dest[a->nr - 1]);
+	last->pos = d->pos;
+	WRITE_ONCE(a->dest[d->pos], last->dest);
+	WRITE_ONCE(a->nr, a->nr - 1);
 }
 
 /*
@@ -546,13 +571,17 @@ static void maglev_set_spare(struct maglev_service *ms, struct rb_node *from)
  * to INT_MAX; a weight of 0 keeps the last one as the drain weight.
  * Return: 0, or -ENOMEM (the set is then incomplete).
  */
-static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
+static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest,
+			  gfp_t gfp)
 {
 	struct maglev_dest *d, key = {};
+	bool had;
 
 	d = maglev_set_find(ms, &key, dest);
 	if (!d) {
-		d = kmalloc(sizeof(*d), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!maglev_spares_grow(ms, gfp))
+			d = kmalloc(sizeof(*d), gfp | __GFP_ACCOUNT |
+				    __GFP_NOWARN);
 		if (!d) {
 			ms->incomplete = true;
 			return -ENOMEM;
@@ -562,44 +591,44 @@ static int maglev_set_add(struct maglev_service *ms, struct ip_vs_dest *dest)
 		rb_add(&d->node, &ms->set, maglev_set_less);
 		ms->nr++;
 	}
-	ms->live -= !!d->weight;
+	had = d->weight;
 	d->weight = max(atomic_read(&dest->weight), 0);
 	d->drain_weight = d->weight ? 0 :
 			  max(atomic_read(&dest->last_weight), 0);
-	ms->live += !!d->weight;
-	if (d->weight)
-		rcu_assign_pointer(ms->spare, dest);
-	else if (rcu_access_pointer(ms->spare) == dest)
-		maglev_set_spare(ms, rb_next(&d->node));
+	if (had != !!d->weight)
+		maglev_spares_set(ms, d, d->weight);
 	return 0;
 }
 
 /*
- * Add each of @svc's destinations to the set (init_service, and a later
- * callback's repair of an incomplete set); IPVS's list is walked under
- * IPVS's mutex.
+ * Add what the set lacks of @svc's destinations: init_service under IPVS's
+ * mutex, or a build's repair under RCU (@gfp may not sleep then), where
+ * @set_lock keeps every unlink from @svc out ("The module's own
+ * destination set").  Context: @ms->set_lock held.
  */
 static void maglev_set_add_all(struct maglev_service *ms,
-			       struct ip_vs_service *svc)
+			       struct ip_vs_service *svc, gfp_t gfp)
 {
-	bool repair = ms->incomplete;
+	struct maglev_dest key;
 	struct ip_vs_dest *dest;
 	u32 i = 0;
 
 	ms->incomplete = false;
-	list_for_each_entry(dest, &svc->destinations, n_list) {
-		if (maglev_set_add(ms, dest))
+	list_for_each_entry_rcu(dest, &svc->destinations, n_list,
+				lockdep_is_held(&ms->set_lock)) {
+		if (!maglev_set_find(ms, &key, dest) &&
+		    maglev_set_add(ms, dest, gfp))
 			return;
-		maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
+		if (gfpflags_allow_blocking(gfp))
+			maglev_resched(i++, MAGLEV_RESCHED_ENTRIES);
 	}
-	if (repair)
-		pr_info("%s: maglev destinations recorded again\n", ms->name);
 }
 
 /* Empty the set, at the service's end. */
 static void maglev_set_clear(struct maglev_service *ms)
 {
 	struct maglev_dest *d, *n;
+	struct maglev_spares *a;
 	u32 i = 0;
 
 	rbtree_postorder_for_each_entry_safe(d, n, &ms->set, node) {
@@ -608,8 +637,9 @@ static void maglev_set_clear(struct maglev_service *ms)
 	}
 	ms->set = RB_ROOT;
 	ms->nr = 0;
-	ms->live = 0;
-	RCU_INIT_POINTER(ms->spare, NULL);
+	ms->incomplete = false;	/* nothing to repair: @svc may be gone */
+	a = rcu_replace_pointer(ms->spares, NULL, true);
+	kvfree_rcu(a, rcu);
 }
 
 /* Builds and the table store ("Builds", "Sharing", "Lifetimes") */
@@ -797,7 +827,7 @@ static void maglev_lut_retire(struct maglev_lut *lut)
 /* The last reference retires the service's table and frees its state. */
 static void maglev_svc_put(struct maglev_service *ms)
 {
-	if (!refcount_dec_and_test(&ms->ref))
+	if (!ms || !refcount_dec_and_test(&ms->ref))
 		return;
 	maglev_lut_retire(rcu_dereference_protected(ms->lut, true));
 	mem_cgroup_put(ms->memcg);
@@ -876,15 +906,42 @@ static void maglev_changed(struct maglev_service *ms)
 	mem_cgroup_put(memcg);
 }
 
-/* A sysctl changed the table size: rebuild the namespace's services. */
-static void maglev_rebuild_net(struct maglev_net *mn)
+/*
+ * The service after @prev (whose reference it puts), with a reference: O(1)
+ * while @prev is not dead (its removal and its successor's need IPVS's
+ * mutex), else the one at ordinal @k.  NULL past the last one.
+ */
+static struct maglev_service *maglev_svc_next(struct maglev_net *mn,
+					      struct maglev_service *prev,
+					      loff_t k)
 {
 	struct maglev_service *ms;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node)
-		maglev_changed(ms);
+	spin_lock(&mn->lock);
+	ms = prev && !prev->dead ? prev : NULL;
+	spin_unlock(&mn->lock);
+	k = ms ? 0 : k;
+	ms = list_prepare_entry(ms, &mn->services, node);
+	list_for_each_entry_continue_rcu(ms, &mn->services, node) {
+		if (k-- <= 0 && refcount_inc_not_zero(&ms->ref))
+			break;
+	}
 	rcu_read_unlock();
+	maglev_svc_put(prev);
+	return list_entry_is_head(ms, &mn->services, node) ? NULL : ms;
+}
+
+/* A sysctl changed the table size: rebuild the namespace's services. */
+static void maglev_rebuild_net(struct maglev_net *mn)
+{
+	struct maglev_service *ms = NULL;
+	u32 i = 0;
+
+	while ((ms = maglev_svc_next(mn, ms, i++))) {
+		maglev_changed(ms);
+		maglev_resched(i, MAGLEV_RESCHED_ENTRIES);
+	}
 }
 
 /*
@@ -892,8 +949,8 @@ static void maglev_rebuild_net(struct maglev_net *mn)
  * in *@be their backends in name order, followed by at least
  * maglev_churn_bytes(@onr) bytes for maglev_churn() (freed with *@be).
  * The memory is allocated before the set's mutex, which the callbacks
- * wait for.
- * NULL with *@err: -ENOMEM, -E2BIG or -ENODATA (an incomplete set).
+ * wait for; an incomplete set is repaired first.
+ * NULL with *@err: -ENOMEM (the repair's too) or -E2BIG.
  */
 static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 					  struct maglev_backend **be,
@@ -917,8 +974,13 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 			goto fail;
 		MAGLEV_RACE_WINDOW(ms, 1);	/* test builds only: Kbuild */
 		mutex_lock(&ms->set_lock);
+		if (ms->incomplete) {
+			rcu_read_lock();
+			maglev_set_add_all(ms, ms->svc, GFP_NOWAIT);
+			rcu_read_unlock();
+		}
 		/* Destinations added meanwhile make it allocate again. */
-		if (ms->nr <= room)
+		if (ms->nr <= room || ms->incomplete)
 			break;
 		mutex_unlock(&ms->set_lock);
 		kvfree(lut);
@@ -926,7 +988,6 @@ static struct maglev_lut *maglev_copy_set(struct maglev_service *ms, u32 onr,
 	}
 	if (ms->incomplete) {
 		mutex_unlock(&ms->set_lock);
-		*err = -ENODATA;
 		goto fail;
 	}
 	for (node = rb_first(&ms->set); node; node = rb_next(node)) {
@@ -984,7 +1045,8 @@ static u32 maglev_lut_churn(const struct maglev_lut *old,
 static int maglev_build_table(struct maglev_service *ms)
 {
 	struct maglev_net *mn = ms->mn;
-	struct maglev_lut *lut, *old = rcu_dereference_protected(ms->lut, 1);
+	struct maglev_lut *lut, *old = rcu_dereference_protected(ms->lut,
+				current_work() == &mn->work.work);
 	struct mem_cgroup *memcg, *old_memcg;
 	struct maglev_backend *be = NULL;
 	struct maglev_shared *t = NULL;
@@ -1046,9 +1108,6 @@ fail:
 		swap(ms->memcg, memcg);
 	spin_unlock(&mn->lock);
 	mem_cgroup_put(memcg);
-	/* An incomplete set was logged when a callback could not record. */
-	if (ret == -ENODATA)
-		return ret;
 	if (ret == -ENOMEM)
 		WRITE_ONCE(ms->alloc_fail, ms->alloc_fail + 1);
 	else
@@ -1138,7 +1197,7 @@ static DEFINE_RATELIMIT_STATE(maglev_ratelimit, 5 * HZ, 50);
 /*
  * maglev_table_size, maglev_holdoff_ms and maglev_hash_key (.data NULL),
  * read and written as text so that a rejected value is logged with its
- * reason (never a key's text).  A new table size rebuilds the namespace's
+ * reason (never the text written).  A new table size rebuilds the namespace's
  * services.  The key is read and written only with CAP_NET_ADMIN (0600).
  */
 static int maglev_sysctl(maglev_ctl_table *table, int write, void *buffer,
@@ -1171,8 +1230,7 @@ static int maglev_sysctl(maglev_ctl_table *table, int write, void *buffer,
 		     maglev_parse_key(text, strlen(text), b);
 	if (ret) {
 		if (__ratelimit(&maglev_ratelimit))
-			pr_info("%s%s%s rejected: %s\n", table->procname,
-				data ? " " : "", data ? text : "", why);
+			pr_info("%s rejected: %s\n", table->procname, why);
 	} else if (!data) {
 		ret = maglev_set_key(mn, b);
 	} else if (xchg(data, v) != v && data == &mn->table_size) {
@@ -1247,7 +1305,7 @@ static int maglev_sysctl_register(struct net *net, struct maglev_net *mn)
  *
  * Records the service's destinations and queues the first build at once,
  * charged to the calling task's memory cgroup; until it publishes, new
- * connections go to the spare destination.
+ * connections spread over the destinations with a weight.
  *
  * Context: process context, IPVS configuration mutex held.
  * Return: 0, or -ENOMEM.
@@ -1270,7 +1328,7 @@ static int ip_vs_maglev_init_svc(struct ip_vs_service *svc)
 	maglev_svc_name(ms->name, sizeof(ms->name), svc);
 
 	mutex_lock(&ms->set_lock);
-	maglev_set_add_all(ms, svc);
+	maglev_set_add_all(ms, svc, GFP_KERNEL);
 	mutex_unlock(&ms->set_lock);
 	if (ms->incomplete) {
 		ms->dead = true;
@@ -1322,7 +1380,7 @@ static void ip_vs_maglev_done_svc(struct ip_vs_service *svc)
  * add_dest and upd_dest: IPVS has linked @dest into the service, or changed
  * its weight.  IPVS ignores the return: a destination that cannot be
  * recorded leaves the set incomplete, logged and shown in /proc, and the
- * published table serving until a later callback repairs the set.
+ * published table serving until the build repairs the set.
  */
 static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
 				 struct ip_vs_dest *dest)
@@ -1330,10 +1388,8 @@ static int ip_vs_maglev_add_dest(struct ip_vs_service *svc,
 	struct maglev_service *ms = svc->sched_data;
 
 	mutex_lock(&ms->set_lock);
-	if (ms->incomplete)
-		maglev_set_add_all(ms, svc);
-	else if (maglev_set_add(ms, dest))
-		pr_warn_ratelimited("%s: no memory to record a maglev destination: the table is kept until the next change\n",
+	if (maglev_set_add(ms, dest, GFP_KERNEL))
+		pr_warn_ratelimited("%s: no memory to record a maglev destination: the build repairs the set\n",
 				    ms->name);
 	mutex_unlock(&ms->set_lock);
 	maglev_changed(ms);
@@ -1346,21 +1402,16 @@ static int ip_vs_maglev_del_dest(struct ip_vs_service *svc,
 {
 	struct maglev_service *ms = svc->sched_data;
 	struct maglev_dest *d, key;
-	struct rb_node *next;
 
 	mutex_lock(&ms->set_lock);
 	d = maglev_set_find(ms, &key, dest);
 	if (d) {
-		next = rb_next(&d->node);
-		ms->live -= !!d->weight;
+		if (d->weight)
+			maglev_spares_set(ms, d, false);
 		ms->nr--;
 		rb_erase(&d->node, &ms->set);
-		if (rcu_access_pointer(ms->spare) == d->dest)
-			maglev_set_spare(ms, next);
 		kfree(d);
 	}
-	if (ms->incomplete)
-		maglev_set_add_all(ms, svc);
 	mutex_unlock(&ms->set_lock);
 	maglev_changed(ms);
 	return 0;
@@ -1434,26 +1485,30 @@ static struct ip_vs_dest *maglev_table_dest(const struct maglev_lut *lut,
 }
 
 /*
- * The table's choice is unavailable: a few rehashes of the client hash,
- * then the service's spare, which has a weight whenever any destination of
- * the service has one (a table that lags its service: none yet, or one
- * whose destinations are all retired).  O(1) per connection.
+ * The table's choice is unavailable: a few rehashes of the client hash in
+ * the table, then as many among the service's destinations with a weight,
+ * for a table that lags its service (none yet, or all retired).  O(1).
  */
 static struct ip_vs_dest *maglev_fallback(const struct ip_vs_service *svc,
 					  const struct maglev_service *ms,
 					  const struct maglev_lut *lut,
 					  u32 hash)
 {
+	const struct maglev_spares *a = rcu_dereference(ms->spares);
+	/* The entries below the count (maglev_spares_set()'s release). */
+	u32 i, h, nr = a ? smp_load_acquire(&a->nr) : 0;
 	struct ip_vs_dest *dest;
-	u32 i;
 
-	for (i = 1; i <= MAGLEV_FALLBACK_TRIES; i++) {
-		dest = maglev_table_dest(lut, maglev_rehash(hash, i));
+	for (i = 1; i <= 2 * MAGLEV_FALLBACK_TRIES; i++) {
+		h = maglev_rehash(hash, i);
+		if (i <= MAGLEV_FALLBACK_TRIES)
+			dest = maglev_table_dest(lut, h);
+		else
+			dest = nr ? READ_ONCE(a->dest[reciprocal_scale(h, nr)]) : NULL;
 		if (dest && !maglev_dest_unavailable(svc, dest))
 			return dest;
 	}
-	dest = rcu_dereference(ms->spare);
-	return dest && !maglev_dest_unavailable(svc, dest) ? dest : NULL;
+	return NULL;
 }
 
 /**
@@ -1501,16 +1556,15 @@ static size_t maglev_state_mem(const struct maglev_service *ms)
 	       READ_ONCE(ms->nr) * kmalloc_size_roundup(sizeof(struct maglev_dest));
 }
 
-/* The service line; the destination lines follow from its table. */
-static void maglev_show_service(struct seq_file *seq, struct maglev_iter *it)
+/* A service's lines: one record, in the reader's buffer; no table kept. */
+static void maglev_show_service(struct seq_file *seq, struct maglev_service *ms)
 {
 	static const struct maglev_table none = {};
-	struct maglev_service *ms = it->ms;
 	struct maglev_net *mn = ms->mn;
 	const struct maglev_table *t = &none;
 	struct maglev_shared *sh = NULL;
 	const struct maglev_lut *lut;
-	u32 flags = 0, users = 0;
+	u32 i, flags = 0, users = 0;
 	size_t mem = maglev_state_mem(ms);
 	u64 gen, table_gen = 0;
 	bool dead;
@@ -1550,9 +1604,14 @@ static void maglev_show_service(struct seq_file *seq, struct maglev_iter *it)
 		   READ_ONCE(ms->nr), READ_ONCE(ms->incomplete));
 out:
 	rcu_read_unlock();
-	maglev_shared_put(it->held);
-	it->held = sh;
-	it->held_pos = seq->index;
+	for (i = 0; i < t->nr_backends && !seq_has_overflowed(seq); i++) {
+		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
+			   (int)sh->be[i].name_len, sh->be[i].name,
+			   sh->be[i].weight, sh->be[i].slots,
+			   sh->be[i].drain_weight);
+		maglev_resched(i + 1, MAGLEV_RESCHED_ENTRIES);
+	}
+	maglev_shared_put(sh);
 }
 
 /* The namespace's line: its services and tables, each table's bytes once. */
@@ -1580,76 +1639,39 @@ static void maglev_show_net(struct seq_file *seq, struct maglev_net *mn)
 	spin_unlock(&mn->lock);
 }
 
-/* Drop the reference on the service of the last record. */
-static void maglev_seq_stop(struct seq_file *seq, void *v)
-{
-	struct maglev_iter *it = seq->private;
-
-	if (it->ms)
-		maglev_svc_put(it->ms);
-	it->ms = NULL;
-}
-
 /*
- * The record at *@pos: a destination line of the held table, or the line
- * of the service at its ordinal (the next one's when the held table has no
- * more lines), with a reference on the service; NULL past the last one.
+ * Records: the namespace's line (0), then each service (a reference, which
+ * next() or stop() puts): start() walks to its ordinal once a read(), and
+ * next() steps in O(1).
  */
 static void *maglev_seq_start(struct seq_file *seq, loff_t *pos)
 {
-	struct maglev_iter *it = seq->private;
-	struct maglev_net *mn = maglev_pernet(it->net);
-	struct maglev_service *ms, *found = NULL;
-	u32 line = *pos & MAGLEV_POS_LINE;
-	loff_t k;
+	struct maglev_net *mn = maglev_pernet(seq_file_net(seq));
 
-	maglev_seq_stop(seq, NULL);
 	/* Without a service the file is empty. */
 	if (!*pos)
 		return list_empty(&mn->services) ? NULL : SEQ_START_TOKEN;
-	if (line && it->held && it->held_pos == *pos - line &&
-	    line <= it->held->table->nr_backends)
-		return it;
-	if (line)
-		*pos = (*pos | MAGLEV_POS_LINE) + 1;
-	k = (*pos >> MAGLEV_POS_SHIFT) - 1;
-	rcu_read_lock();
-	list_for_each_entry_rcu(ms, &mn->services, node) {
-		if (k) {
-			k--;
-		} else if (refcount_inc_not_zero(&ms->ref)) {
-			/* (One whose last reference is gone has ended.) */
-			found = ms;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	it->ms = found;
-	return found ? it : NULL;
+	return maglev_svc_next(mn, NULL, *pos - 1);
 }
 
 static void *maglev_seq_next(struct seq_file *seq, void *v, loff_t *pos)
 {
-	*pos = v == SEQ_START_TOKEN ? 1 << MAGLEV_POS_SHIFT : *pos + 1;
-	return maglev_seq_start(seq, pos);
+	return maglev_svc_next(maglev_pernet(seq_file_net(seq)),
+			       v == SEQ_START_TOKEN ? NULL : v, (*pos)++);
+}
+
+static void maglev_seq_stop(struct seq_file *seq, void *v)
+{
+	if (v != SEQ_START_TOKEN)
+		maglev_svc_put(v);
 }
 
 static int maglev_seq_show(struct seq_file *seq, void *v)
 {
-	struct maglev_iter *it = seq->private;
-	u32 line = seq->index & MAGLEV_POS_LINE;
-	const struct maglev_backend *b;
-
-	if (v == SEQ_START_TOKEN) {
-		maglev_show_net(seq, maglev_pernet(it->net));
-	} else if (!line) {
-		maglev_show_service(seq, it);
-	} else {
-		b = &it->held->be[line - 1];
-		seq_printf(seq, "  dest %.*s weight %u slots %u drain %u\n",
-			   (int)b->name_len, b->name, b->weight, b->slots,
-			   b->drain_weight);
-	}
+	if (v == SEQ_START_TOKEN)
+		maglev_show_net(seq, maglev_pernet(seq_file_net(seq)));
+	else
+		maglev_show_service(seq, v);
 	return 0;
 }
 
@@ -1658,39 +1680,6 @@ static const struct seq_operations maglev_seq_ops = {
 	.next = maglev_seq_next,
 	.stop = maglev_seq_stop,
 	.show = maglev_seq_show,
-};
-
-static int maglev_proc_open(struct inode *inode, struct file *file)
-{
-	struct net *net = maybe_get_net(pde_data(inode));
-	struct maglev_iter *it;
-
-	if (!net)
-		return -ENXIO;
-	it = __seq_open_private(file, &maglev_seq_ops, sizeof(*it));
-	if (!it) {
-		put_net(net);
-		return -ENOMEM;
-	}
-	it->net = net;
-	return 0;
-}
-
-static int maglev_proc_release(struct inode *inode, struct file *file)
-{
-	struct seq_file *seq = file->private_data;
-	struct maglev_iter *it = seq->private;
-
-	maglev_shared_put(it->held);
-	put_net(it->net);
-	return seq_release_private(inode, file);
-}
-
-static const struct proc_ops maglev_proc_ops = {
-	.proc_open = maglev_proc_open,
-	.proc_read_iter = seq_read_iter,
-	.proc_lseek = seq_lseek,
-	.proc_release = maglev_proc_release,
 };
 
 /* Registration */
@@ -1726,8 +1715,8 @@ static int __net_init maglev_net_init(struct net *net)
 		goto fail_key;
 	ret = -ENOMEM;
 	if (IS_ENABLED(CONFIG_PROC_FS) &&
-	    !proc_create_data("ip_vs_maglev", 0444, net->proc_net,
-			      &maglev_proc_ops, net))
+	    !proc_create_net("ip_vs_maglev", 0444, net->proc_net,
+			     &maglev_seq_ops, sizeof(struct seq_net_private)))
 		goto fail_sysctl;
 	*(struct maglev_net **)net_generic(net, maglev_net_id) = mn;
 	return 0;

@@ -158,8 +158,8 @@ static void test_done(struct ip_vs_service *svc)
 
 /*
  * Run the builder's work until the service's pending build has run (one
- * that fails for an incomplete set or too many destinations is not
- * retried), however long its hold-off (at least its last build's duration).
+ * that fails for too many destinations is not retried), however long its
+ * hold-off (at least its last build's duration).
  */
 static void test_unpend(struct kunit *test, struct maglev_service *ms)
 {
@@ -444,10 +444,10 @@ static void maglev_trash_reuse_test(struct kunit *test)
 }
 
 /*
- * A set that lost a destination for lack of memory publishes nothing (the
- * old table serves) until a later callback finds the destination on
- * IPVS's list; more than MAGLEV_MAX_BACKENDS fails the build until the
- * count comes back down.
+ * A set that lost a destination for lack of memory is repaired by its next
+ * build, with no other callback of the service: the build finds the
+ * destination on IPVS's list and publishes; more than MAGLEV_MAX_BACKENDS
+ * fails the build until the count comes back down.
  */
 static void maglev_set_repair_test(struct kunit *test)
 {
@@ -482,15 +482,10 @@ static void maglev_set_repair_test(struct kunit *test)
 	mutex_unlock(&ms->set_lock);
 	mutex_unlock(&test_ipvs_mutex);
 	maglev_changed(ms);
-	test_unpend(test, ms);
-	KUNIT_EXPECT_PTR_EQ(test, rcu_dereference_protected(ms->lut, 1), lut);
-	KUNIT_EXPECT_EQ(test, lut->builds, builds);
-
-	/* The next change repairs it. */
-	test_upd(svc, d[0], 1);
-	KUNIT_EXPECT_FALSE(test, ms->incomplete);
 	lut = test_settle(test, svc);
 	KUNIT_ASSERT_NOT_NULL(test, lut);
+	KUNIT_EXPECT_FALSE(test, ms->incomplete);
+	KUNIT_EXPECT_EQ(test, lut->builds, builds + 1);
 	KUNIT_EXPECT_EQ(test, lut->nr, 3U);
 	KUNIT_EXPECT_EQ(test, lut->table->digest,
 			test_digest(test, d, w, none, 3));
@@ -520,8 +515,8 @@ static void maglev_set_repair_test(struct kunit *test)
 /*
  * The lookup: a retired choice (drained, removed, or given to another
  * service) falls back to a destination available; while the table lags
- * (none yet, or all its destinations retired) the spare takes the
- * connection; with none available, none.
+ * (none yet, or all its destinations retired) the destinations with a
+ * weight take the connections, spread; with none available, none.
  */
 static void maglev_fallback_test(struct kunit *test)
 {
@@ -540,6 +535,16 @@ static void maglev_fallback_test(struct kunit *test)
 	for (i = 0; i < SET_N; i++)
 		test_add(svc, d[i], 1);
 	KUNIT_EXPECT_NOT_NULL(test, test_pick(svc, htonl(0x0a090001)));
+	/* Without a table, the clients spread over them, not all to one. */
+	rcu_read_lock();
+	want = maglev_fallback(svc, svc->sched_data, NULL, 0);
+	for (k = 1; k < 100; k++)
+		if (maglev_fallback(svc, svc->sched_data, NULL,
+				    k * 0x9e3779b9) != want)
+			break;
+	rcu_read_unlock();
+	KUNIT_EXPECT_NOT_NULL(test, want);
+	KUNIT_EXPECT_LT(test, k, 100U);
 	KUNIT_ASSERT_NOT_NULL(test, test_settle(test, svc));
 
 	for (k = 0; k < 100; k++) {

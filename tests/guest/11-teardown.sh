@@ -11,7 +11,10 @@
 #    traffic; the build is retried until it succeeds (alloc_fail counts the
 #    failures), every flow is served meanwhile, and the final table equals
 #    maglev-sim's.
-# 4. Where the kernel has fail_page_alloc (KFLAVOUR=debug): page
+# 4. Then failslab fails the allocation of the set's entry for a server
+#    that "ipvsadm -a" adds: the set is incomplete, and with no other change
+#    the build records the server from IPVS's list and publishes it.
+# 5. Where the kernel has fail_page_alloc (KFLAVOUR=debug): page
 #    allocations of the same threads fail, order 0 included, so that a
 #    build's vmalloc'd memory (its scratch, its table) is what fails; the
 #    failure is counted, the build retried, the final table maglev-sim's.
@@ -24,9 +27,9 @@
 
 V=10.0.0.1
 REF=/sys/module/ip_vs_maglev/refcnt
-# TEARDOWN_PARTS (GUEST_ENV): the parts to run, as digits (default 1234;
-# 4 uses 3's service, so 3 runs whenever 4 does).
-PARTS=${TEARDOWN_PARTS:-1234}
+# TEARDOWN_PARTS (GUEST_ENV): the parts to run, as digits (default 12345;
+# 4 and 5 use 3's service, so 3 runs whenever either does).
+PARTS=${TEARDOWN_PARTS:-12345}
 part() { case $PARTS in *"$1"*) return 0 ;; esac; return 1; }
 
 # burst NETNS: two maglev services with 300 dests at M = 5000011, then 20
@@ -101,7 +104,7 @@ fi
 
 # --- 3. failslab during builds under traffic ---------------------------------
 FS=/sys/kernel/debug/failslab
-if ! part 3 && ! part 4; then
+if ! part 3 && ! part 4 && ! part 5; then
 	finish
 fi
 if [ ! -d $FS ]; then
@@ -159,14 +162,47 @@ expect_eq "$S: no other failure" "$(svc_field "$S" build_fail)" 0
 check "$S: the table changed" [ "$(svc_field "$S" digest)" != "$d" ]
 check_sim "$S after the retries" "$S" "$T/s"
 
-# --- 4. fail_page_alloc: a vmalloc'd build allocation fails -------------------
+# --- 4. a destination that could not be recorded -----------------------------
+# failslab fails the first allocation from kmalloc-cg-96, the cache of the
+# set's entries (struct maglev_dest, 92 bytes), of the task of one
+# "ipvsadm -a": IPVS adds the server, the module cannot record it. With no
+# other change of the service, the build that change queued records it
+# from IPVS's list and publishes the table with it, within the hold-off.
+if part 4; then
+	C96=/sys/kernel/slab/kmalloc-cg-96/failslab
+	echo 1 >$C96 || fail "part 4: no failslab for kmalloc-cg-96"
+	echo Y >$FS/cache-filter
+	echo 1 >$FS/times
+	warned=$(dmesg | grep -c "no memory to record a maglev destination")
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	sh -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' sh \
+		ipvsadm -a -u $V:80 -r 10.1.1.9:80 -m || fail "part 4: ipvsadm -a refused"
+	echo "ADD_NODE 10.1.1.9:80" >>"$T/s"
+	echo 0 >$FS/times
+	echo 0 >$C96
+	echo N >$FS/cache-filter
+	check "part 4: the set could not record the server (the log says so)" \
+		[ "$(dmesg | grep -c "no memory to record a maglev destination")" -gt "$warned" ]
+	# The hold-off (50 ms) and the build: seconds on the debug kernel, not 60.
+	if wait_caught_up "" 10; then
+		pass "part 4: the service caught up with no other change"
+	fi
+	expect_eq "$S: the set is complete again" "$(svc_field_now "$S" incomplete)" 0
+	expect_eq "$S: the table has the server" \
+		"$(svc_dests "$S" | grep -c '^10.1.1.9:80 1 ')" 1
+	check_sim "$S after the repair" "$S" "$T/s"
+fi
+
+# --- 5. fail_page_alloc: a vmalloc'd build allocation fails -------------------
 # Page allocations of the workqueue's threads fail (order 0 too, sleeping
 # ones too), which is where a table or the build's scratch comes from once
 # it is larger than a page (vmalloc: a 65537-slot build's scratch is over
 # 100 KB): under KASAN and kmemleak, the failed build frees what it had,
 # is retried, and publishes the servers' table.
 FP=/sys/kernel/debug/fail_page_alloc
-if [ -d $FP ]; then
+if ! part 5; then
+	:
+elif [ -d $FP ]; then
 	echo 0 >$FP/times
 	echo 0 >$FP/verbose
 	echo 1 >$FP/interval
@@ -196,9 +232,9 @@ if [ -d $FP ]; then
 		"$(svc_field "$S" pending)" 0
 	check_sim "$S after the page allocation failures" "$S" "$T/s"
 elif [ -e /sys/kernel/debug/kmemleak ]; then
-	fail "part 4: the debug kernel has no fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC)"
+	fail "part 5: the debug kernel has no fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC)"
 else
-	skip "part 4: no fail_page_alloc in this kernel (KFLAVOUR=debug); injected page allocation failures not tested"
+	skip "part 5: no fail_page_alloc in this kernel (KFLAVOUR=debug); injected page allocation failures not tested"
 fi
 cleanup_net
 finish

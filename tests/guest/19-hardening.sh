@@ -7,12 +7,15 @@
 #    after every weight went to 0. The service's build is still held off
 #    when the last connection is answered (asserted: pending 1 after the
 #    probe), so every connection met the table from before the change.
-#    The same with rr, for comparison; both counts are printed.
+#    The same with rr, for comparison; both counts are printed. (iii) Until
+#    the first table, flows spread over the servers with a weight.
 # b. Clients cannot aim: 1000 source ports that maglev-sim says the zero
 #    key sends to one server all go there; under a random secret key the
 #    same flows spread over the servers by their slot shares (5 sigma).
 # c. The key is not readable without privilege: an unprivileged user can
-#    read neither the sysctl nor the parameter, nor write the key; a user
+#    read neither the sysctl nor the parameter, nor write the key; uid 0
+#    without capabilities (an ordinary container's root) finds it in no
+#    file of the parameters, the sysctls or /proc, nor in the log; a user
 #    namespace owning a new network namespace sees and sets only its own
 #    namespace's key, and can change neither its table size nor its
 #    hold-off (0444, the parameters' values); /proc/net/ip_vs_maglev
@@ -21,7 +24,9 @@
 #    memory cgroup with table size 5000011 raises that cgroup's
 #    memory.current by at least the table's memory ("mem" in /proc), which goes again after the deletion.
 # e. Bounded concurrency: the workqueue's max_active is 4 (WQ_SYSFS).
-# The debug kernel runs c, d and e.
+# f. Readers of /proc/net/ip_vs_maglev keep no superseded table alive: three
+#    descriptors left open across three rebuilds leave one table stored.
+# The debug kernel runs c, d, e and f.
 # guest-timeout: 300
 # debug-kernel: yes
 . "${0%/*}/lib.sh"
@@ -111,6 +116,26 @@ for sched in maglev rr; do
 	probe "(ii) one server restored after all weights 0" $P $sched \
 		ipvsadm -e -t $V:$P -r 10.1.2.1:80 -m -w 1
 done
+# (iii) Until the first table, new connections spread over the servers with
+# a weight, by the client hash: a flag-2 UDP service created empty (its
+# first build, of no server, runs at once) gets three servers within the
+# hold-off, and 300 flows from distinct ports sent while the build waits
+# (pending 1 after them) reach all three, at least 50 each (a third is
+# 100, 5 sigma is 41). They all went to the last server added.
+run ipvsadm -A -u $V:8082 -s maglev -b flag-2
+wait_caught_up
+for i in 1 2 3; do
+	run ipvsadm -a -u $V:8082 -r "10.1.$i.1:80" -m -w 1
+done
+NOWAIT=1 flows $V 8082 30000 300 "$(client_addrs 4 1 200)" >/dev/null
+expect_eq "maglev (iii): the first table still held off after the flows" \
+	"$(svc_field_now "UDP $V:8082" pending)" 1
+conns $V 8082 | awk '{ c[$3]++ } END { for (d in c) print d, c[d] }' |
+	sort >"$T/first"
+echo "RESULT: maglev (iii) before the first table: $(tr '\n' ' ' <"$T/first")"
+expect_eq "maglev (iii): servers that got flows before the first table" \
+	"$(awk '$2 >= 50' "$T/first" | wc -l)" 3
+run ipvsadm -D -u $V:8082
 holdoff 50
 ipvsadm -C
 
@@ -224,6 +249,28 @@ fi
 # sysctls) and keep the module parameters' values.
 K3=0f1e2d3c4b5a69788796a5b4c3d2e1f0
 echo "$K" >$PARAMS/hash_key || fail "parameter hash_key refused the key"
+expect_eq "root reads the parameter hash_key" "$(cat $PARAMS/hash_key)" "$K"
+# An ordinary container's root: uid 0 of the initial user namespace without
+# a capability, which file modes let in. It reads every file that could
+# show the key; the key is in none, nor in the kernel log.
+# shellcheck disable=SC2016 # expanded by the inner sh
+asuser -C 0 sh -c 'grep ^Cap /proc/self/status
+	for f in "$@"; do echo "== $f"; cat "$f" 2>&1; done' sh $PROC \
+	$PARAMS/* $SYSCTL/maglev_* >"$T/nocaps" 2>&1
+sed 's/^/#   /' "$T/nocaps"
+check "asuser -C: uid 0 with no capability" \
+	grep -Eq '^CapEff:[[:space:]]+0+$' "$T/nocaps"
+check "uid 0 without capabilities reads $PROC" grep -q "^service $S " "$T/nocaps"
+if grep -qi "$K" "$T/nocaps"; then
+	fail "uid 0 without CAP_NET_ADMIN reads the key: $(grep -i -B1 "$K" "$T/nocaps" | tr '\n' ' ')"
+else
+	pass "uid 0 without CAP_NET_ADMIN reads the key nowhere ($PROC, $PARAMS, $SYSCTL)"
+fi
+if dmesg | grep -qi "$K"; then
+	fail "the kernel log shows the key"
+else
+	pass "the kernel log does not show the key"
+fi
 echo 70 >$PARAMS/holdoff_ms || fail "parameter holdoff_ms 70 refused"
 # shellcheck disable=SC2016 # expanded by the inner sh
 if asuser -U $NOBODY sh -c '
@@ -341,6 +388,37 @@ else
 	# workqueue is WQ_SYSFS: without the directory nothing says max_active.
 	fail "no $WQ (CONFIG_SYSFS or the workqueue's sysfs missing): max_active not checked"
 fi
+
+# --- f. readers pin no superseded table ---------------------------------------------
+# Three descriptors of $PROC, each open after reading the namespace's and
+# the service's lines, while the service gets a new table after each: the
+# store keeps only the current table. (A reader used to hold the table of
+# the last service line it read until its next service line or its close:
+# anybody could keep one superseded table alive per descriptor.)
+ns_tables() {
+	awk '$1 == "namespace" { for (i = 2; i < NF; i += 2)
+		if ($i == "tables") print $(i + 1) }' $PROC
+}
+ipvsadm -C
+run ipvsadm -A -t 10.0.0.3:80 -s maglev
+run ipvsadm -a -t 10.0.0.3:80 -r 10.1.1.1:80 -m
+wait_caught_up
+for fd in 3 4 5; do
+	eval "exec $fd<$PROC"
+	eval "read -r _line <&$fd && read -r _line <&$fd" ||
+		fail "f: descriptor $fd: no service line"
+	run ipvsadm -a -t 10.0.0.3:80 -r "10.1.$((fd - 1)).1:80" -m
+	wait_caught_up
+done
+n=50
+while [ "$(ns_tables)" != 1 ] && [ $n -gt 0 ]; do
+	sleep 0.1
+	n=$((n - 1))
+done
+expect_eq "f: tables stored with 3 readers open over 3 rebuilds (the current one only)" \
+	"$(ns_tables)" 1
+exec 3<&- 4<&- 5<&-
+run ipvsadm -D -t 10.0.0.3:80
 
 # shellcheck disable=SC2086
 kill $SERVERS 2>/dev/null

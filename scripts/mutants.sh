@@ -146,6 +146,12 @@ for k in default debug kcsan; do
 		[ "${tmo:-0}" -ge 60 ] || tmo=60
 		tmo=$((tmo * SLOW))
 		read -ra kargs <<<"$(sed -n "s/^# $k-kernel-args: *//p" "$TOP/tests/guest/$t.sh" | head -n 1)"
+		# A planted defect may wreck the kernel after its report (a
+		# KASAN write past an object, then a general protection
+		# fault and a hung guest): the first report, an oops, a hung
+		# task or a soft lockup panics, and the guest ends at once
+		# (panic=-1, qemu -no-reboot) with the report on its console.
+		kargs+=(panic_on_warn=1 oops=panic hung_task_panic=1 softlockup_panic=1)
 		while [ "$(jobs -rp | wc -l)" -ge "$GUEST_LANES" ]; do
 			wait -n || true
 		done
